@@ -1,0 +1,37 @@
+# One entry point for people and CI. Only python3 (3.11+) and pip are assumed;
+# the first target that needs them creates .venv and installs costpress into it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: site test check lint fix clean docs
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+site: $(STAMP)  ## build content/ into site/
+	$(BIN)/costpress build
+
+test: $(STAMP)  ## run the test suite
+	$(BIN)/python -m pytest
+
+check: $(STAMP)  ## fail when site/ is not what content/ builds
+	$(BIN)/costpress build --check
+
+lint: $(STAMP)
+	$(BIN)/ruff check generator tests
+	$(BIN)/ruff format --check generator tests
+
+fix: $(STAMP)
+	$(BIN)/ruff check --fix generator tests
+	$(BIN)/ruff format generator tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+docs: $(STAMP)  ## regenerate the CLI reference in README.md from --help
+	$(BIN)/python -m generator.clidoc

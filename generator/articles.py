@@ -1,0 +1,794 @@
+"""Article kinds: turn an article's parameters and the catalog into a page context.
+
+Everything a page states — figures, rankings, ratios, the winner of each
+comparison, the manifest's setup — is decided here, so that templates and
+article prose only format what they are given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from generator import charts, engine
+from generator import formatting as fmt
+from generator.load import Article, Catalog
+from generator.model import Blocks, Chart, Code, Column, Figure, Input, Table
+from generator.schema import F, list_of, opt, record, validate
+
+
+class ParamError(Exception):
+    """A problem in an article's params, already recorded on its document."""
+
+
+@dataclass
+class Context:
+    """What one article's templates receive, besides the article record itself."""
+
+    values: dict[str, Any]
+    blocks: Blocks
+    inputs: list[Input]
+    figures: list[Figure]
+    prices_checked: list[Any] = field(default_factory=list)  # dates of snapshots used
+
+
+class Recorder:
+    """Collects every figure a page shows, with its unit and inputs, for figures.json."""
+
+    def __init__(self) -> None:
+        self.figures: dict[str, Figure] = {}
+
+    def __call__(self, fid: str, value: float, unit: str, *inputs: str) -> float:
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"figure {fid} is not finite: {value}")
+        self.figures[fid] = Figure(fid, value, unit, tuple(inputs))
+        return value
+
+
+def _fail(article: Article, path: tuple, message: str) -> None:
+    article.params_doc.problem(("params", *path), message)
+    raise ParamError(message)
+
+
+def _offer(cat: Catalog, article: Article, key: str, path: tuple):
+    offer = cat.offer(key, article.prices_as_of)
+    if offer is None:
+        provider = key.split(":", 1)[0]
+        snap = cat.snapshot(provider, article.prices_as_of)
+        if snap is None:
+            when = f" on or before {article.prices_as_of}" if article.prices_as_of else ""
+            _fail(article, path, f"no price snapshot for provider {provider!r}{when}")
+        known = ", ".join(o.key for o in snap.offers)
+        _fail(article, path, f"unknown offer {key!r} in {snap.file}; known: {known}")
+    return offer
+
+
+def _lookup(table: dict, key: str, what: str, article: Article, path: tuple):
+    if key not in table:
+        _fail(article, path, f"unknown {what} {key!r}; known: {', '.join(sorted(table))}")
+    return table[key]
+
+
+# --- throughput kind ---------------------------------------------------------
+
+THROUGHPUT = record(
+    {
+        "benchmark": F("id"),
+        "offer": F("text"),
+        "token_budgets": list_of(F("tokens")),
+        "snippet_tokens": F("tokens"),
+        "compare_tokens": F("tokens"),
+        "compare_benchmarks": list_of(F("id"), required=False),
+        "chart_tokens": list_of(F("tokens")),
+    }
+)
+
+
+def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
+    """Cost from a published tokens/s figure and an hourly rate."""
+    rec = Recorder()
+    blocks = Blocks()
+    offer = _offer(cat, art, p["offer"], ("offer",))
+    gpu = cat.gpus[offer.gpu]
+    bench_ids = list(dict.fromkeys([p["benchmark"], *(p["compare_benchmarks"] or [])]))
+    runs = []
+    for i, bid in enumerate(bench_ids):
+        path = ("benchmark",) if i == 0 else ("compare_benchmarks", i - 1)
+        b = _lookup(cat.benchmarks, bid, "benchmark", art, path)
+        if (b.gpu, b.count) != (offer.gpu, offer.count):
+            _fail(
+                art,
+                path,
+                f"benchmark {bid!r} ran on {b.count} x {b.gpu}, "
+                f"but the offer {offer.key!r} is {offer.count} x {offer.gpu}",
+            )
+        model, method = cat.models[b.model], cat.methods[b.method]
+        runs.append(
+            {
+                "key": b.id,
+                "label": b.label or f"{model.name}, {method.name}",
+                "model": model.name,
+                "method": method.name,
+                "tokens_per_second": b.tokens_per_second,
+                "usd_per_hour": offer.usd_per_hour,
+                "bench": b,
+            }
+        )
+    frame = pd.DataFrame(runs)
+    main = runs[0]
+    bench = main["bench"]
+
+    # Table: time and cost by training tokens, for the main run.
+    budgets = engine.throughput_grid(frame.iloc[[0]], p["token_budgets"])
+    rows = []
+    for r in budgets.itertuples():
+        t = fmt.tokens(r.tokens)
+        rows.append(
+            {
+                "tokens": r.tokens,
+                "hours": rec(f"estimate.{t}.hours", r.hours, "hours", bench.id, offer.key),
+                "cost": rec(f"estimate.{t}.cost", r.cost, "USD", bench.id, offer.key),
+                "days": rec(f"estimate.{t}.days", r.hours / 24, "days", bench.id),
+            }
+        )
+    blocks.add(
+        Table(
+            "estimates",
+            f"Time and cost by training tokens ({main['label']}, "
+            f"{fmt.number(bench.tokens_per_second, 2)} tokens/s, "
+            f"{fmt.usd(offer.usd_per_hour)} per hour)",
+            [
+                Column("tokens", "Training tokens", "tokens", True),
+                Column("hours", "Hours", "hours", True),
+                Column("cost", "Cost (USD)", "usd", True),
+            ],
+            rows,
+        )
+    )
+
+    snippet_tokens = p["snippet_tokens"]
+    s_hours = engine.throughput_hours(snippet_tokens, bench.tokens_per_second)
+    s_cost = engine.run_cost(s_hours, offer.usd_per_hour)
+    rec("snippet.hours", s_hours, "hours", bench.id)
+    rec("snippet.cost", s_cost, "USD", bench.id, offer.key)
+    code = (
+        f"tokens = {snippet_tokens:_}\n"
+        f"tokens_per_second = {bench.tokens_per_second!r}\n"
+        f"usd_per_hour = {offer.usd_per_hour!r}\n"
+        "\n"
+        "hours = tokens / tokens_per_second / 3600\n"
+        "cost = hours * usd_per_hour\n"
+        'print(f"{hours:.1f} hours, ${cost:.2f}")\n'
+    )
+    output = f"{fmt.hours(s_hours)} hours, {fmt.usd(s_cost)}"
+    blocks.add(Code("snippet", "python", code, output))
+
+    # Table: one budget at each published throughput.
+    compare = engine.throughput_grid(frame.drop(columns=["bench"]), [p["compare_tokens"]])
+    compare = engine.rank(compare, "cost")
+    crow = []
+    for r in compare.itertuples():
+        crow.append(
+            {
+                "label": r.label,
+                "tokens_per_second": r.tokens_per_second,
+                "hours": rec(f"compare.{r.key}.hours", r.hours, "hours", r.key),
+                "cost": rec(f"compare.{r.key}.cost", r.cost, "USD", r.key, offer.key),
+            }
+        )
+    blocks.add(
+        Table(
+            "compare",
+            f"{fmt.tokens(p['compare_tokens'])} training tokens at each "
+            f"published throughput ({fmt.usd(offer.usd_per_hour)} per hour)",
+            [
+                Column("label", "Run"),
+                Column("tokens_per_second", "Tokens/s", "num2", True),
+                Column("hours", "Hours", "hours", True),
+                Column("cost", "Cost (USD)", "usd", True),
+            ],
+            crow,
+        )
+    )
+
+    chart_grid = engine.throughput_grid(frame.drop(columns=["bench"]), p["chart_tokens"])
+    series, chart_rows = [], []
+    for r in runs:
+        sub = chart_grid[chart_grid["key"] == r["key"]]
+        series.append((r["label"], sub["tokens"].tolist(), sub["cost"].tolist()))
+    for t in p["chart_tokens"]:
+        row = {"tokens": t}
+        for r in runs:
+            row[r["key"]] = float(
+                chart_grid[(chart_grid["key"] == r["key"]) & (chart_grid["tokens"] == t)]["cost"].iloc[0]
+            )
+        chart_rows.append(row)
+    title = f"Cost against training tokens on {offer.count} × {gpu.name}"
+    fig = charts.lines(title, series, "Training tokens (log scale)", "Cost in USD (log scale)")
+    blocks.add(
+        Chart(
+            "cost-vs-tokens",
+            title,
+            fig,
+            Table(
+                "cost-vs-tokens-data",
+                f"Cost in USD by training tokens on {gpu.name}",
+                [Column("tokens", "Training tokens", "tokens", True)]
+                + [Column(r["key"], r["label"], "usd", True) for r in runs],
+                chart_rows,
+            ),
+        )
+    )
+
+    by_tokens = {fmt.tokens(r["tokens"]): r for r in rows}
+    cheapest = crow[0]
+    values = {
+        "run": {
+            "label": main["label"],
+            "model": main["model"],
+            "method": main["method"],
+            "tokens_per_second": bench.tokens_per_second,
+            "sequence_length": bench.sequence_length,
+            "batch_size": bench.batch_size,
+            "steps": bench.steps,
+            "definition": bench.definition,
+            "framework": bench.framework,
+            "source": bench.source,
+            "url": bench.url,
+        },
+        "offer": {
+            "usd_per_hour": offer.usd_per_hour,
+            "checked": offer.checked,
+            "provider": offer.provider_name,
+            "setup": f"{offer.count} × {gpu.name}",
+            "gpu": gpu.name,
+        },
+        "estimates": rows,
+        "by_tokens": by_tokens,
+        "snippet": {"tokens": snippet_tokens, "hours": s_hours, "cost": s_cost},
+        "compare": crow,
+        "compare_tokens": p["compare_tokens"],
+        "cheapest_run": cheapest,
+        "dearest_run": crow[-1],
+        "dearest_vs_cheapest": rec("compare.dearest_vs_cheapest", crow[-1]["cost"] / cheapest["cost"], "ratio"),
+    }
+    inputs = [
+        Input(
+            f"Throughput, {r['label']}",
+            f"{fmt.number(r['tokens_per_second'], 2)} tokens/s",
+            r["bench"].source,
+            r["bench"].url,
+        )
+        for r in runs
+    ] + [
+        Input(
+            f"Hourly price, {offer.count} × {gpu.name}",
+            fmt.usd(offer.usd_per_hour),
+            f"{offer.provider_name}: {offer.source}",
+            offer.url,
+            offer.checked.isoformat(),
+        )
+    ]
+    return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked])
+
+
+# --- FLOP kind -----------------------------------------------------------------
+
+FLOPS = record(
+    {
+        "model": F("id"),
+        "small_model": F("id"),
+        "utilization": F("share"),
+        "low_utilization": F("share"),
+        "reference_utilization": record({"value": F("share"), "source": F("text"), "url": opt("url")}),
+        "examples": F("count"),
+        "tokens_per_example": F("count"),
+        "epochs": F("count"),
+        "startup_hours": F("nonnegative"),
+        "larger_tokens": list_of(F("tokens")),
+        "chart_tokens": list_of(F("tokens")),
+        "trial_runs": list_of(F("count")),
+        "budget_usd": F("positive"),
+        "setups": list_of(record({"method": F("id"), "offer": F("text")})),
+        "manifest": record(
+            {
+                "name_prefix": F("slug"),
+                "runtime": F("text"),
+                "model_uri": F("text"),
+                "secret": F("text"),
+                "volume": F("text"),
+                "path": F("text"),
+                "format": F("text"),
+                "columns": F("any"),
+                "lora": F("any"),
+                "method_names": F("any"),
+                "budget_margin": F("nonnegative"),
+                "budget_step_usd": F("positive"),
+                "save_steps": F("count"),
+            }
+        ),
+    }
+)
+
+
+def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
+    """Cost from operation counts, dense peak and a utilization figure, per setup."""
+    rec = Recorder()
+    blocks = Blocks()
+    model = _lookup(cat.models, p["model"], "model", art, ("model",))
+    small = _lookup(cat.models, p["small_model"], "model", art, ("small_model",))
+    rows, offers = [], []
+    for i, s in enumerate(p["setups"]):
+        path = ("setups", i)
+        method = _lookup(cat.methods, s["method"], "method", art, path + ("method",))
+        offer = _offer(cat, art, s["offer"], path + ("offer",))
+        gpu = cat.gpus[offer.gpu]
+        mem = cat.memory.get((model.id, method.id))
+        if mem is None:
+            _fail(
+                art,
+                path + ("method",),
+                f"no training-state memory recorded for {model.id} with {method.id} in methods.yaml",
+            )
+        if not engine.fits(mem.gb, gpu.memory_gb, offer.count):
+            _fail(
+                art,
+                path,
+                f"{method.name} on {model.name} needs {fmt.number(mem.gb)} GB, but "
+                f"{offer.count} x {gpu.name} holds {fmt.number(gpu.memory_gb * offer.count)} GB",
+            )
+        offers.append((offer, gpu))
+        rows.append(
+            {
+                "key": f"{method.id}@{offer.key}",
+                "method": method.id,
+                "method_name": method.name,
+                "family": method.family,
+                "offer": offer.key,
+                "gpu": gpu.id,
+                "gpu_name": gpu.name,
+                "gpu_short": gpu.short_name,
+                "count": offer.count,
+                "setup": f"{offer.count} × {gpu.name}",
+                "label": f"{method.name}, {offer.count} × {gpu.name}",
+                "peak_tflops": gpu.peak_tflops * offer.count,
+                "memory_gb": gpu.memory_gb * offer.count,
+                "state_gb": mem.gb,
+                "usd_per_hour": offer.usd_per_hour,
+                "ops_per_param": method.ops_per_param,
+                "parameters": float(model.parameters),
+            }
+        )
+    keys = [r["key"] for r in rows]
+    if len(set(keys)) != len(keys):
+        _fail(art, ("setups",), "the same method and offer are listed twice")
+    setups = pd.DataFrame(rows)
+    util, startup = p["utilization"], p["startup_hours"]
+    run_tokens = p["examples"] * p["tokens_per_example"] * p["epochs"]
+
+    run = engine.flop_grid(setups, [run_tokens], util, startup)
+    run["price_per_pflop_hour"] = engine.price_per_pflop_hour(run["usd_per_hour"], run["peak_tflops"])
+    for r in run.itertuples():
+        rec(f"run.{r.key}.hours", r.hours, "hours", model.id, r.method, r.offer)
+        rec(f"run.{r.key}.training_cost", r.training_cost, "USD", model.id, r.method, r.offer)
+        rec(f"run.{r.key}.cost_with_startup", r.cost_with_startup, "USD", model.id, r.method, r.offer)
+        rec(f"run.{r.key}.usd_per_million", r.usd_per_million, "USD per million tokens", r.offer)
+    records = {r["key"]: r for r in run.to_dict("records")}
+
+    by_token = engine.rank(run, "usd_per_million")
+    by_hour = engine.rank(run, "usd_per_hour")
+    best = by_token.iloc[0].to_dict()
+    best_ties = engine.leaders(run, "usd_per_million")["label"].tolist()
+    cheapest_hour = by_hour.iloc[0].to_dict()
+    dearest_hour = by_hour.iloc[-1].to_dict()
+    adapters = run[run["family"] == "adapter"]
+    fulls = run[run["family"] == "full"]
+    best_adapter = engine.rank(adapters, "usd_per_million").iloc[0].to_dict() if len(adapters) else None
+    best_full = engine.rank(fulls, "usd_per_million").iloc[0].to_dict() if len(fulls) else None
+
+    # Price per PFLOP-hour, one bar per GPU type (its cheapest offer).
+    per_gpu = engine.rank(
+        run.sort_values(["price_per_pflop_hour", "count", "key"]).drop_duplicates("gpu"), "price_per_pflop_hour"
+    )
+    pflop_rows = []
+    for r in per_gpu.itertuples():
+        pflop_rows.append(
+            {
+                "gpu": r.gpu_name,
+                "usd_per_gpu_hour": r.usd_per_hour / r.count,
+                "peak_pflops": r.peak_tflops / r.count / 1000,
+                "price_per_pflop_hour": rec(f"pflop.{r.gpu}", r.price_per_pflop_hour, "USD per PFLOP-hour", r.offer),
+            }
+        )
+    pflop_leaders = engine.leaders(per_gpu, "price_per_pflop_hour")["gpu_name"].tolist()
+
+    peak_ratio = rec("compare.peak_ratio", best["peak_tflops"] / cheapest_hour["peak_tflops"], "ratio")
+    price_ratio = rec("compare.price_ratio", best["usd_per_hour"] / cheapest_hour["usd_per_hour"], "ratio")
+    break_even = rec("compare.break_even_hours", engine.break_even_hours(best["hours"], price_ratio), "hours")
+    per_million = by_token["usd_per_million"]
+    range_low = rec("headline.low", per_million.min(), "USD per million tokens")
+    range_high = rec("headline.high", per_million.max(), "USD per million tokens")
+
+    # Larger runs: the cheapest adapter and full setups at more tokens, with startup.
+    pair = [r for r in (best_adapter, best_full) if r is not None]
+    larger = engine.flop_grid(setups[setups["key"].isin([r["key"] for r in pair])], p["larger_tokens"], util, startup)
+    larger_rows = []
+    for t in p["larger_tokens"]:
+        row = {"tokens": t}
+        for r in pair:
+            cell = larger[(larger["key"] == r["key"]) & (larger["tokens"] == t)].iloc[0]
+            row[r["key"]] = rec(f"larger.{fmt.tokens(t)}.{r['key']}", cell["cost_with_startup"], "USD")
+        larger_rows.append(row)
+    startup_share = []
+    for r in pair:
+        first = records[r["key"]]
+        last = larger[(larger["key"] == r["key"]) & (larger["tokens"] == max(p["larger_tokens"]))].iloc[0]
+        startup_share.append(
+            {
+                "label": r["label"],
+                "at_run": rec(
+                    f"startup_share.run.{r['key']}", first["startup_cost"] / first["cost_with_startup"], "share"
+                ),
+                "at_largest": rec(
+                    f"startup_share.largest.{r['key']}", last["startup_cost"] / last["cost_with_startup"], "share"
+                ),
+            }
+        )
+
+    trials = sorted(p["trial_runs"])
+    trial_costs = [rec(f"trials.{n}", engine.trial_budget(best["cost_with_startup"], n), "USD") for n in trials]
+    eval_share = rec("eval.share", cat.evaluation.forward / best["ops_per_param"], "share")
+    eval_per_million = rec("eval.usd_per_million", best["usd_per_million"] * eval_share, "USD per million tokens")
+    low_factor = rec("utilization.low_factor", util / p["low_utilization"], "ratio")
+    budget_tokens = float(fmt.sig(engine.tokens_for_budget(p["budget_usd"], best["usd_per_million"]), 2))
+    rec("budget.tokens", budget_tokens, "tokens")
+    budget_examples = rec("budget.examples", budget_tokens / (p["tokens_per_example"] * p["epochs"]), "examples")
+    size_ratio = rec("small_model.ratio", model.parameters / small.parameters, "ratio")
+
+    full_ratio = None
+    if best_full is not None and best_adapter is not None:
+        full_ratio = rec("compare.full_vs_adapter", best_full["training_cost"] / best_adapter["training_cost"], "ratio")
+
+    # Ops per token by method family.
+    fam_rows = []
+    used = set(setups["method"])
+    for family in ("adapter", "full"):
+        ms = [m for m in cat.methods.values() if m.family == family and m.id in used]
+        if not ms:
+            continue
+        m = ms[0]
+        names = dict.fromkeys(x.name.split(",")[0] for x in ms)
+        fam_rows.append(
+            {
+                "methods": ", ".join(names),
+                "forward": m.forward,
+                "recompute": m.recompute,
+                "backward": m.backward,
+                "total": m.ops_per_param,
+                "source": m.source,
+                "url": m.url,
+                "per_token": rec(f"ops.{family}", m.ops_per_param * model.parameters, "operations"),
+            }
+        )
+    blocks.add(
+        Table(
+            "methods",
+            "Operations per parameter per training token, with gradient checkpointing",
+            [
+                Column("methods", "Method"),
+                Column("forward", "Forward", "num", True),
+                Column("recompute", "Recompute", "num", True),
+                Column("backward", "Backward", "num", True),
+                Column("total", "Total", "num", True),
+                Column("per_token", f"Operations per token ({model.name})", "billions", True),
+            ],
+            fam_rows,
+        )
+    )
+
+    blocks.add(
+        Table(
+            "setups",
+            f"Setups, dense BF16 peak and hourly price ({_providers(offers)})",
+            [
+                Column("method_name", "Method"),
+                Column("setup", "Setup"),
+                Column("state_gb", "Training state (GB)", "int", True),
+                Column("memory_gb", "GPU memory (GB)", "int", True),
+                Column("peak_tflops", "Dense BF16 peak (TFLOPS)", "int", True),
+                Column("usd_per_hour", "Price per hour (USD)", "usd", True),
+            ],
+            run.to_dict("records"),
+        )
+    )
+    blocks.add(
+        Table(
+            "run-cost",
+            f"One run of {fmt.tokens(run_tokens)} training tokens at {fmt.pct(util)} utilization",
+            [
+                Column("label", "Setup"),
+                Column("hours", "Hours", "hours", True),
+                Column("training_cost", "Training cost (USD)", "usd", True),
+                Column("cost_with_startup", "With startup (USD)", "usd", True),
+            ],
+            run.to_dict("records"),
+        )
+    )
+    blocks.add(
+        Table(
+            "per-million",
+            "Cost per million training tokens, before startup",
+            [Column("label", "Setup"), Column("usd_per_million", "USD per million tokens", "usd", True)],
+            by_token.to_dict("records"),
+        )
+    )
+    blocks.add(
+        Table(
+            "larger",
+            "Larger runs, startup included",
+            [Column("tokens", "Training tokens", "tokens", True)]
+            + [Column(r["key"], f"{r['label']} (USD)", "usd", True) for r in pair],
+            larger_rows,
+        )
+    )
+
+    title = "Price per PFLOP-hour of dense BF16 peak, by GPU"
+    fig = charts.bar(
+        title,
+        [r["gpu"] for r in pflop_rows],
+        [r["price_per_pflop_hour"] for r in pflop_rows],
+        [fmt.usd(r["price_per_pflop_hour"]) for r in pflop_rows],
+        "GPU",
+        "USD per PFLOP-hour",
+    )
+    blocks.add(
+        Chart(
+            "price-per-pflop",
+            title,
+            fig,
+            Table(
+                "price-per-pflop-data",
+                "Price per PFLOP-hour by GPU (hourly price ÷ dense peak in PFLOPS)",
+                [
+                    Column("gpu", "GPU"),
+                    Column("usd_per_gpu_hour", "Price per GPU-hour (USD)", "usd", True),
+                    Column("peak_pflops", "Dense peak per GPU (PFLOPS)", "num3", True),
+                    Column("price_per_pflop_hour", "USD per PFLOP-hour", "usd", True),
+                ],
+                pflop_rows,
+            ),
+        )
+    )
+
+    grid = engine.flop_grid(setups, p["chart_tokens"], util, startup)
+    series = []
+    chart_rows = [{"tokens": t} for t in p["chart_tokens"]]
+    for r in run.itertuples():
+        sub = grid[grid["key"] == r.key]
+        series.append((r.label, sub["tokens"].tolist(), sub["cost_with_startup"].tolist()))
+        for row, cost in zip(chart_rows, sub["cost_with_startup"].tolist(), strict=True):
+            row[r.key] = cost
+    title = f"Cost against training tokens, {fmt.pct(util)} utilization, startup included"
+    fig = charts.lines(title, series, "Training tokens (log scale)", "Cost in USD (log scale)")
+    blocks.add(
+        Chart(
+            "cost-vs-tokens",
+            title,
+            fig,
+            Table(
+                "cost-vs-tokens-data",
+                "Cost in USD by training tokens, startup included",
+                [Column("tokens", "Training tokens", "tokens", True)]
+                + [Column(r.key, f"{r.label}", "usd", True) for r in run.itertuples()],
+                chart_rows,
+            ),
+        )
+    )
+
+    dearest_pflop = per_gpu.iloc[-1].to_dict()
+    gpu_hour = run["usd_per_hour"] / run["count"]
+    dearest_gpu = run.loc[gpu_hour.round(2) == gpu_hour.round(2).max(), "gpu"].tolist()
+    full_method = next((x for x in cat.methods.values() if x.family == "full"), None)
+    m = p["manifest"]
+    manifest_name = f"{m['name_prefix']}-{best['method']}"
+    max_cost = (
+        math.ceil(best["cost_with_startup"] * (1 + m["budget_margin"]) / m["budget_step_usd"]) * m["budget_step_usd"]
+    )
+    rec("manifest.max_cost", max_cost, "USD")
+    blocks.add(Code("manifest", "yaml", _manifest(m, manifest_name, best, p["epochs"], max_cost)))
+
+    values = {
+        "model": {"name": model.name, "parameters": model.parameters, "weights_gb": model.weights_gb},
+        "small_model": {"name": small.name, "parameters": small.parameters},
+        "size_ratio": size_ratio,
+        "utilization": util,
+        "low_utilization": p["low_utilization"],
+        "low_factor": low_factor,
+        "reference_utilization": p["reference_utilization"],
+        "run_tokens": run_tokens,
+        "examples": p["examples"],
+        "tokens_per_example": p["tokens_per_example"],
+        "epochs": p["epochs"],
+        "startup_hours": startup,
+        "startup_minutes": startup * 60,
+        "ops": {r["methods"]: r for r in fam_rows},
+        "adapter_ops": fam_rows[0] if fam_rows else None,
+        "full_ops": fam_rows[-1] if len(fam_rows) > 1 else None,
+        "eval_ops": cat.evaluation.forward,
+        "setups": records,
+        "best": best,
+        "best_ties": best_ties,
+        "best_is_tied": len(best_ties) > 1,
+        "cheapest_hour": cheapest_hour,
+        "dearest_hour": dearest_hour,
+        "best_is_cheapest_hour": best["key"] == cheapest_hour["key"],
+        "best_is_dearest_hour": best["key"] == dearest_hour["key"],
+        "best_adapter": best_adapter,
+        "best_full": best_full,
+        "pflop": pflop_rows,
+        "pflop_best": pflop_rows[0],
+        "pflop_worst": pflop_rows[-1],
+        "pflop_leaders": pflop_leaders,
+        "pflop_is_tied": len(pflop_leaders) > 1,
+        "dearest_pflop": dearest_pflop,
+        "best_gpu_dearest": dearest_gpu == [best["gpu"]] or set(dearest_gpu) == {best["gpu"]},
+        "cheapest_hour_price_share": cheapest_hour["usd_per_hour"] / best["usd_per_hour"],
+        "rule_ops": (full_method.forward + full_method.backward) if full_method else None,
+        "providers": _providers(offers),
+        "range_single": fmt.dround(range_low, 0) == fmt.dround(range_high, 0),
+        "memory_sequence_length": next(
+            iter(v.sequence_length for k, v in sorted(cat.memory.items()) if k[0] == model.id), None
+        ),
+        "peak_ratio": peak_ratio,
+        "price_ratio": price_ratio,
+        "break_even_hours": break_even,
+        "cheap_hour_beats_best": cheapest_hour["hours"] < break_even,
+        "range_low": range_low,
+        "range_high": range_high,
+        "range_low_whole": float(fmt.dround(range_low, 0)),
+        "range_high_whole": float(fmt.dround(range_high, 0)),
+        "larger": larger_rows,
+        "larger_tokens": p["larger_tokens"],
+        "pair": pair,
+        "startup_share": startup_share,
+        "full_ratio": full_ratio,
+        "full_under_double": full_ratio is not None and full_ratio < 2,
+        "full_startup_cost": best_full["startup_cost"] if best_full else None,
+        "trials": list(zip(trials, trial_costs, strict=True)),
+        "trials_low": trial_costs[0],
+        "trials_high": trial_costs[-1],
+        "trial_runs_low": trials[0],
+        "trial_runs_high": trials[-1],
+        "eval_share": eval_share,
+        "eval_per_million": eval_per_million,
+        "budget_usd": p["budget_usd"],
+        "budget_tokens": budget_tokens,
+        "budget_examples": budget_examples,
+        "has_qlora": "qlora" in setups["method"].values,
+        "manifest": {
+            "name": manifest_name,
+            "max_cost": max_cost,
+            "save_steps": m["save_steps"],
+            "gpu": best["gpu_short"],
+            "count": int(best["count"]),
+            "method": _method_name(m, best),
+        },
+        "memory": {k[1]: v.gb for k, v in cat.memory.items() if k[0] == model.id},
+    }
+    inputs = [
+        Input(f"Parameters, {model.name}", fmt.integer(model.parameters), model.source, model.url),
+        Input(f"Parameters, {small.name}", fmt.integer(small.parameters), small.source, small.url),
+    ]
+    for fam in fam_rows:
+        inputs.append(
+            Input(
+                f"Operations per parameter per token, {fam['methods']}",
+                fmt.number(fam["total"]),
+                fam["source"],
+                fam["url"],
+            )
+        )
+    inputs.append(Input("Utilization, planning figure", fmt.pct(util), "Assumption of this article"))
+    inputs.append(
+        Input(
+            "Utilization, Llama 3.1 70B pre-training",
+            fmt.pct(p["reference_utilization"]["value"]),
+            p["reference_utilization"]["source"],
+            p["reference_utilization"]["url"],
+        )
+    )
+    seen_gpu = set()
+    for offer, gpu in offers:
+        if gpu.id not in seen_gpu:
+            seen_gpu.add(gpu.id)
+            inputs.append(
+                Input(
+                    f"Dense BF16 peak, {gpu.name}",
+                    f"{fmt.number(gpu.peak_tflops)} TFLOPS",
+                    gpu.peak_source,
+                    gpu.peak_url,
+                )
+            )
+            inputs.append(
+                Input(f"Memory, {gpu.name}", f"{fmt.number(gpu.memory_gb)} GB", gpu.memory_source, gpu.memory_url)
+            )
+        inputs.append(
+            Input(
+                f"Hourly price, {offer.count} × {gpu.name}",
+                fmt.usd(offer.usd_per_hour),
+                f"{offer.provider_name}: {offer.source}",
+                offer.url,
+                offer.checked.isoformat(),
+            )
+        )
+    for (mid, meth), mem in sorted(cat.memory.items()):
+        if mid == model.id:
+            inputs.append(
+                Input(
+                    f"Training state, {model.name} {cat.methods[meth].name}",
+                    f"{fmt.number(mem.gb)} GB",
+                    mem.source,
+                    mem.url,
+                )
+            )
+    checked = sorted({o.checked for o, _ in offers})
+    return Context(values, blocks, inputs, list(rec.figures.values()), checked)
+
+
+def _providers(offers) -> str:
+    seen = {}
+    for offer, _ in offers:
+        seen[(offer.provider_name, offer.checked)] = None
+    return "; ".join(f"{name}, checked {day.isoformat()}" for name, day in seen)
+
+
+def _method_name(m: dict, best: dict) -> str:
+    names = m["method_names"] if isinstance(m["method_names"], dict) else {}
+    return str(names.get(best["method"], best["method_name"]))
+
+
+def _manifest(m: dict, name: str, best: dict, epochs: int, max_cost: float) -> str:
+    params: dict[str, Any] = {"method": _method_name(m, best), "epochs": epochs}
+    if best["family"] == "adapter" and m["lora"]:
+        params["lora"] = m["lora"]
+    doc = {
+        "apiVersion": "nodus.dev/v1beta1",
+        "kind": "TrainingJob",
+        "metadata": {"name": name},
+        "spec": {
+            "runtime": m["runtime"],
+            "model": {"uri": m["model_uri"], "secret": m["secret"]},
+            "data": {"volume": m["volume"], "path": m["path"], "format": m["format"], "columns": m["columns"]},
+            "parameters": params,
+            "resources": {"gpu": {"type": [best["gpu_short"]], "count": int(best["count"])}},
+            "maxCostUSD": f"{max_cost:.2f}",
+        },
+    }
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
+
+
+KINDS = {
+    "throughput": (THROUGHPUT, build_throughput),
+    "flops": (FLOPS, build_flops),
+}
+
+
+def build_context(cat: Catalog, art: Article) -> Context | None:
+    """Validate an article's params for its kind and compute its context; None if it failed."""
+    if art.kind not in KINDS:
+        art.params_doc.problem(("kind",), f"unknown article kind {art.kind!r}; known: {', '.join(sorted(KINDS))}")
+        return None
+    spec, build = KINDS[art.kind]
+    before = len(art.params_doc.problems)
+    params = validate(art.params_doc, art.params, spec, ("params",))
+    if len(art.params_doc.problems) > before or params is None:
+        return None
+    try:
+        return build(cat, art, params)
+    except ParamError:
+        return None

@@ -1,0 +1,86 @@
+"""Plotly figure specs as plain data (no rendering): a bar chart and a line chart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 14}
+COLORS = ["#1f5aa6", "#c2541b", "#2e8540", "#8a3fa0", "#b8860b", "#4a4a4a", "#d6336c", "#0b7285"]
+
+
+def _clean(values: Sequence[float], places: int = 6) -> list[float]:
+    return [round(float(v), places) for v in values]
+
+
+def _layout(title: str, xaxis: dict, yaxis: dict, legend: bool) -> dict:
+    return {
+        "title": {"text": title, "x": 0, "xanchor": "left"},
+        "font": FONT,
+        "xaxis": {"automargin": True, **xaxis},
+        "yaxis": {"automargin": True, "gridcolor": "#dddddd", **yaxis},
+        "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        "showlegend": legend,
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
+        "plot_bgcolor": "#ffffff",
+        "paper_bgcolor": "#ffffff",
+        "height": 520 if legend else 420,
+    }
+
+
+def bar(
+    title: str, labels: Sequence[str], values: Sequence[float], texts: Sequence[str], x_title: str, y_title: str
+) -> dict:
+    """A bar chart with a value label on each bar."""
+    fig = {
+        "data": [
+            {
+                "type": "bar",
+                "x": list(labels),
+                "y": _clean(values),
+                "text": list(texts),
+                "textposition": "outside",
+                "marker": {"color": COLORS[0]},
+                "hovertemplate": "%{x}: %{text}<extra></extra>",
+                "cliponaxis": False,
+            }
+        ],
+        "layout": _layout(
+            title, {"title": {"text": x_title}}, {"title": {"text": y_title}, "rangemode": "tozero"}, False
+        ),
+    }
+    return _validated(fig)
+
+
+def lines(
+    title: str,
+    series: Sequence[tuple[str, Sequence[float], Sequence[float]]],
+    x_title: str,
+    y_title: str,
+    log_x: bool = True,
+    log_y: bool = True,
+) -> dict:
+    """One line per (name, xs, ys), on log axes by default."""
+    data = []
+    for i, (name, xs, ys) in enumerate(series):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": name,
+                "x": _clean(xs, 0),
+                "y": _clean(ys),
+                "line": {"color": COLORS[i % len(COLORS)], "width": 2},
+                "hovertemplate": f"{name}<br>%{{x:,.0f}} tokens: $%{{y:,.2f}}<extra></extra>",
+            }
+        )
+    xaxis = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
+    yaxis = {"title": {"text": y_title}, "type": "log" if log_y else "linear", "tickprefix": "$"}
+    return _validated({"data": data, "layout": _layout(title, xaxis, yaxis, True)})
+
+
+def _validated(fig: dict) -> dict:
+    """Let plotly check every property name and value, then keep the plain dict."""
+    go.Figure(fig)
+    return fig

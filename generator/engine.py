@@ -1,0 +1,124 @@
+"""The cost engine: pure functions over numbers and pandas frames, no rendering.
+
+Arithmetic is done in float64 on unrounded inputs; rounding happens only when a
+figure is formatted for display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+SECONDS_PER_HOUR = 3600.0
+TERA = 1e12
+MILLION = 1e6
+
+
+def throughput_hours(tokens, tokens_per_second):
+    """Hours to process tokens at a measured throughput: tokens / tokens_per_s / 3600."""
+    return tokens / tokens_per_second / SECONDS_PER_HOUR
+
+
+def flop_hours(ops_per_param, parameters, tokens, peak_tflops, utilization):
+    """Setup-hours from operation count: ops × params × tokens / (peak × utilization × 3600)."""
+    ops = np.multiply(np.multiply(np.asarray(ops_per_param, float), parameters), tokens)
+    return ops / (np.asarray(peak_tflops, float) * TERA * utilization * SECONDS_PER_HOUR)
+
+
+def run_cost(hours, usd_per_hour, startup_hours=0.0):
+    """What a run bills: (hours + startup) × hourly price of the whole setup."""
+    return (hours + startup_hours) * usd_per_hour
+
+
+def cost_per_million(cost, tokens):
+    """Dollars per million training tokens."""
+    return cost / tokens * MILLION
+
+
+def price_per_pflop_hour(usd_per_hour, peak_tflops):
+    """Hourly price divided by the setup's dense peak in PFLOPS."""
+    return usd_per_hour / (np.asarray(peak_tflops, float) / 1000.0)
+
+
+def fits(state_gb, gpu_memory_gb, count):
+    """Whether a setup's total GPU memory holds a method's training state."""
+    return np.asarray(gpu_memory_gb, float) * count >= state_gb
+
+
+def implied_utilization(ops_per_param, parameters, tokens_per_second, peak_tflops):
+    """Share of dense peak that a measured throughput implies."""
+    return ops_per_param * parameters * tokens_per_second / (peak_tflops * TERA)
+
+
+def tokens_for_budget(budget_usd, usd_per_million):
+    """Training tokens a budget buys at a given cost per million tokens."""
+    return budget_usd / usd_per_million * MILLION
+
+
+def trial_budget(cost_per_run, runs):
+    """Total bill for a number of runs of the same project."""
+    return np.asarray(runs, float) * cost_per_run
+
+
+def break_even_hours(reference_hours, price_ratio):
+    """Hours a cheaper-per-hour setup may take before it costs more than the reference."""
+    return reference_hours * price_ratio
+
+
+def flop_grid(
+    setups: pd.DataFrame,
+    tokens: Sequence[float],
+    utilization: float | Sequence[float],
+    startup_hours: float = 0.0,
+) -> pd.DataFrame:
+    """Every setup × token count (× utilization) in one vectorized pass.
+
+    `setups` needs the columns ops_per_param, parameters, peak_tflops and
+    usd_per_hour (whole setup). Returns one row per combination with hours,
+    training_cost, cost_with_startup and usd_per_million.
+    """
+    axis = pd.DataFrame({"tokens": np.asarray(tokens, float)})
+    grid = setups.merge(axis, how="cross")
+    utils = np.atleast_1d(np.asarray(utilization, float))
+    grid = grid.merge(pd.DataFrame({"utilization": utils}), how="cross")
+    grid["hours"] = flop_hours(
+        grid["ops_per_param"].to_numpy(float),
+        grid["parameters"].to_numpy(float),
+        grid["tokens"].to_numpy(float),
+        grid["peak_tflops"].to_numpy(float),
+        grid["utilization"].to_numpy(float),
+    )
+    price = grid["usd_per_hour"].to_numpy(float)
+    grid["training_cost"] = run_cost(grid["hours"].to_numpy(), price)
+    grid["startup_cost"] = startup_hours * price
+    grid["cost_with_startup"] = run_cost(grid["hours"].to_numpy(), price, startup_hours)
+    grid["usd_per_million"] = cost_per_million(grid["training_cost"].to_numpy(), grid["tokens"])
+    return grid
+
+
+def throughput_grid(runs: pd.DataFrame, tokens: Sequence[float]) -> pd.DataFrame:
+    """Every measured run × token count: hours and cost from tokens_per_second and usd_per_hour."""
+    axis = pd.DataFrame({"tokens": np.asarray(tokens, float)})
+    grid = runs.merge(axis, how="cross")
+    grid["hours"] = throughput_hours(grid["tokens"], grid["tokens_per_second"].astype(float))
+    grid["cost"] = run_cost(grid["hours"], grid["usd_per_hour"].astype(float))
+    grid["usd_per_million"] = cost_per_million(grid["cost"], grid["tokens"])
+    return grid
+
+
+def leaders(frame: pd.DataFrame, column: str, places: int = 2, lowest: bool = True) -> pd.DataFrame:
+    """Rows that share the best value of a column once rounded to display precision.
+
+    Ties are decided at the precision a reader sees, so a page never names one
+    winner where the printed figures are equal.
+    """
+    rounded = frame[column].astype(float).round(places)
+    best = rounded.min() if lowest else rounded.max()
+    return frame[rounded == best]
+
+
+def rank(frame: pd.DataFrame, column: str, key: str = "key") -> pd.DataFrame:
+    """Sort by a column with a stable tie-break on the key column."""
+    return frame.sort_values([column, key], kind="mergesort").reset_index(drop=True)

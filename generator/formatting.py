@@ -1,0 +1,148 @@
+"""Number formatting shared by every page: one place, fixed locale (en, '.' and ',').
+
+Rounding is half-up on the shortest decimal form of the float, so a value
+stored as 274.199999... prints as the 274.20 a reader would compute by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+FRACTIONS = {
+    1: "the same as",
+    2: "half",
+    3: "a third",
+    4: "a quarter",
+    5: "a fifth",
+    6: "a sixth",
+    7: "a seventh",
+    8: "an eighth",
+    9: "a ninth",
+    10: "a tenth",
+}
+FACTORS = {2: "doubles", 3: "triples", 4: "quadruples"}
+
+
+def dround(x: float, places: int = 0) -> Decimal:
+    """Round half-up at `places` decimals, from the float's shortest repr."""
+    if isinstance(x, Decimal):
+        d = x
+    else:
+        x = float(x)
+        if not math.isfinite(x):
+            raise ValueError(f"cannot format a non-finite number: {x!r}")
+        d = Decimal(repr(x))
+    return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+def number(x: float, places: int = 0) -> str:
+    """1234.5 -> '1,234.5' with a fixed number of decimals."""
+    return f"{dround(x, places):,.{places}f}"
+
+
+def usd(x: float, places: int = 2) -> str:
+    """Dollars: '$27.42', '$1,234.50'; places=0 gives '$274'."""
+    d = dround(x, places)
+    sign = "-" if d < 0 else ""
+    return f"{sign}${abs(d):,.{places}f}"
+
+
+def hours(x: float, places: int = 1) -> str:
+    return number(x, places)
+
+
+def ratio(x: float, places: int = 1) -> str:
+    """'7.2×'."""
+    return f"{number(x, places)}×"
+
+
+def pct(x: float, places: int = 0) -> str:
+    """A share as a percentage: 0.3 -> '30%'."""
+    return f"{number(float(x) * 100, places)}%"
+
+
+def _trim(d: Decimal) -> str:
+    text = f"{d:,f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def tokens(n: float) -> str:
+    """Token counts in words a reader scans: '10 M', '1.5 B', '500 k'."""
+    n = float(n)
+    for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= size:
+            return f"{_trim(dround(n / size, 2))} {unit}"
+    return number(n, 0)
+
+
+def billions(n: float, places: int = 2) -> str:
+    """70553706496 -> '70.55 B'."""
+    return f"{number(float(n) / 1e9, places)} B"
+
+
+def sig(x: float, digits: int) -> Decimal:
+    """Round to significant digits, half-up."""
+    x = float(x)
+    if x == 0:
+        return Decimal(0)
+    exponent = math.floor(math.log10(abs(x)))
+    return dround(x, digits - 1 - exponent) if digits - 1 - exponent > 0 else _round_int(x, exponent, digits)
+
+
+def _round_int(x: float, exponent: int, digits: int) -> Decimal:
+    step = Decimal(10) ** (exponent - digits + 1)
+    return (Decimal(repr(x)) / step).quantize(Decimal(1), rounding=ROUND_HALF_UP) * step
+
+
+def about_usd(x: float) -> str:
+    """A rough dollar figure for prose: one significant digit under $100, two above."""
+    d = sig(x, 1 if abs(float(x)) < 100 else 2)
+    return usd(d, 0) if d == d.to_integral_value() else usd(d, 2)
+
+
+def fraction_words(x: float) -> str:
+    """0.198 -> 'a fifth': the nearest unit fraction, in words."""
+    n = round(1 / float(x))
+    return FRACTIONS.get(n, f"1/{n}")
+
+
+def factor_words(x: float) -> str:
+    """2.0 -> 'doubles'; other factors as 'grows 2.5×'."""
+    r = float(x)
+    if abs(r - round(r)) < 1e-9 and round(r) in FACTORS:
+        return FACTORS[round(r)]
+    return f"grows {ratio(r)}"
+
+
+def integer(x: float) -> str:
+    return number(x, 0)
+
+
+FILTERS = {
+    "usd": usd,
+    "usd0": lambda x: usd(x, 0),
+    "about_usd": about_usd,
+    "hours": hours,
+    "ratio": ratio,
+    "pct": pct,
+    "tokens": tokens,
+    "billions": billions,
+    "num": number,
+    "int": integer,
+    "fraction_words": fraction_words,
+    "factor_words": factor_words,
+}
+
+
+def cell(value, kind: str = "text") -> str:
+    """Format one table cell by its column's format name ('usd', 'num2', 'text', ...)."""
+    if value is None:
+        return ""
+    if kind == "text":
+        return str(value)
+    if kind.startswith("num"):
+        return number(value, int(kind[3:] or 0))
+    return FILTERS[kind](value)

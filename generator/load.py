@@ -1,0 +1,580 @@
+"""Read and validate everything under content/ into typed, immutable records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.errors import ContentError
+from generator.schema import Doc, F, list_of, opt, parse_yaml, read_text, record, validate
+
+SOURCE_FIELDS = {"source": F("text"), "url": opt("url")}
+
+SITE = record(
+    {
+        "title": F("text"),
+        "description": F("text"),
+        "base_url": F("url"),
+        "author": F("text"),
+        "publisher": F("text"),
+        "language": F("text"),
+    }
+)
+
+HARDWARE = record(
+    {
+        "gpus": list_of(
+            record(
+                {
+                    "id": F("id"),
+                    "name": F("text"),
+                    "short_name": F("text"),
+                    "peak_tflops": F("positive"),
+                    "peak_source": F("text"),
+                    "peak_url": opt("url"),
+                    "memory_gb": F("positive"),
+                    "memory_source": F("text"),
+                    "memory_url": opt("url"),
+                    "notes": opt("text"),
+                }
+            )
+        )
+    }
+)
+
+MODELS = record(
+    {
+        "models": list_of(
+            record(
+                {
+                    "id": F("id"),
+                    "name": F("text"),
+                    "parameters": F("count"),
+                    "weights_gb": opt("positive"),
+                    **SOURCE_FIELDS,
+                }
+            )
+        )
+    }
+)
+
+METHODS = record(
+    {
+        "methods": list_of(
+            record(
+                {
+                    "id": F("id"),
+                    "name": F("text"),
+                    "family": F("choice", choices=("adapter", "full")),
+                    "forward": F("positive"),
+                    "recompute": F("nonnegative"),
+                    "backward": F("positive"),
+                    **SOURCE_FIELDS,
+                }
+            )
+        ),
+        "evaluation": record({"forward": F("positive"), **SOURCE_FIELDS}),
+        "memory": list_of(
+            record(
+                {
+                    "model": F("id"),
+                    "method": F("id"),
+                    "gb": F("positive"),
+                    "sequence_length": F("count"),
+                    **SOURCE_FIELDS,
+                }
+            ),
+            required=False,
+        ),
+    }
+)
+
+BENCHMARKS = record(
+    {
+        "benchmarks": list_of(
+            record(
+                {
+                    "id": F("id"),
+                    "model": F("id"),
+                    "method": F("id"),
+                    "label": opt("text"),
+                    "gpu": F("id"),
+                    "count": F("count"),
+                    "tokens_per_second": F("positive"),
+                    "sequence_length": opt("count"),
+                    "batch_size": opt("count"),
+                    "steps": opt("count"),
+                    "framework": opt("text"),
+                    "definition": F("text"),
+                    "notes": opt("text"),
+                    **SOURCE_FIELDS,
+                }
+            )
+        )
+    }
+)
+
+SNAPSHOT = record(
+    {
+        "provider": F("slug"),
+        "name": opt("text"),
+        "checked": F("date"),
+        "source": F("text"),
+        "url": opt("url"),
+        "currency": F("choice", choices=("USD",)),
+        "offers": list_of(
+            record(
+                {
+                    "gpu": F("id"),
+                    "count": F("count"),
+                    "usd_per_hour": F("positive"),
+                    "spot_usd_per_hour": opt("positive"),
+                    "region": opt("text"),
+                    "instance_type": opt("text"),
+                    "notes": opt("text"),
+                    "confirmed": opt("bool"),
+                }
+            )
+        ),
+    }
+)
+
+ARTICLE = record(
+    {
+        "title": F("text"),
+        "slug": F("slug"),
+        "date": F("date"),
+        "description": F("text"),
+        "kind": F("text"),
+        "tags": list_of(F("text"), required=False),
+        "prices_as_of": opt("date"),
+        "params": F("any"),
+        "sources": list_of(record({"name": F("text"), "url": opt("url")}), required=False),
+        "faq": list_of(record({"q": F("text"), "a": F("text")}), required=False),
+        "attribution": opt("text"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Site:
+    title: str
+    description: str
+    base_url: str
+    author: str
+    publisher: str
+    language: str
+
+
+@dataclass(frozen=True)
+class Gpu:
+    id: str
+    name: str
+    short_name: str
+    peak_tflops: float
+    peak_source: str
+    peak_url: str | None
+    memory_gb: float
+    memory_source: str
+    memory_url: str | None
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    id: str
+    name: str
+    parameters: int
+    weights_gb: float | None
+    source: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Method:
+    id: str
+    name: str
+    family: str
+    forward: float
+    recompute: float
+    backward: float
+    source: str
+    url: str | None
+
+    @property
+    def ops_per_param(self) -> float:
+        return self.forward + self.recompute + self.backward
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    forward: float
+    source: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Memory:
+    model: str
+    method: str
+    gb: float
+    sequence_length: int
+    source: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    id: str
+    model: str
+    method: str
+    label: str | None
+    gpu: str
+    count: int
+    tokens_per_second: float
+    sequence_length: int | None
+    batch_size: int | None
+    steps: int | None
+    framework: str | None
+    definition: str
+    notes: str | None
+    source: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Offer:
+    provider: str
+    provider_name: str
+    checked: dt.date
+    source: str
+    url: str | None
+    gpu: str
+    count: int
+    usd_per_hour: float
+    spot_usd_per_hour: float | None
+    region: str | None
+    instance_type: str | None
+    notes: str | None
+    confirmed: bool
+    file: str
+
+    @property
+    def key(self) -> str:
+        return offer_key(self.provider, self.gpu, self.count)
+
+
+def offer_key(provider: str, gpu: str, count: int) -> str:
+    """The reference articles use for an offer: provider:gpuxcount, e.g. nodus:b200x8."""
+    return f"{provider}:{gpu}x{count}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    provider: str
+    name: str
+    checked: dt.date
+    source: str
+    url: str | None
+    file: str
+    offers: tuple[Offer, ...]
+
+
+@dataclass(frozen=True)
+class Article:
+    file: str
+    title: str
+    slug: str
+    date: dt.date
+    description: str
+    kind: str
+    tags: tuple[str, ...]
+    prices_as_of: dt.date | None
+    params: Any
+    params_doc: Doc = field(compare=False, repr=False)
+    sources: tuple[dict, ...]
+    faq: tuple[dict, ...]
+    attribution: str | None
+    body: str
+    body_line: int
+
+
+@dataclass
+class Catalog:
+    """Everything content/ holds, validated and cross-checked."""
+
+    root: Path
+    site: Site
+    gpus: dict[str, Gpu]
+    models: dict[str, Model]
+    methods: dict[str, Method]
+    evaluation: Evaluation
+    memory: dict[tuple[str, str], Memory]
+    benchmarks: dict[str, Benchmark]
+    snapshots: dict[str, tuple[Snapshot, ...]]  # provider -> oldest first
+    articles: tuple[Article, ...]
+
+    def snapshot(self, provider: str, as_of: dt.date | None = None) -> Snapshot | None:
+        """The newest snapshot of a provider, or the newest on or before as_of."""
+        chosen = None
+        for snap in self.snapshots.get(provider, ()):
+            if as_of is None or snap.checked <= as_of:
+                chosen = snap
+        return chosen
+
+    def offer(self, key: str, as_of: dt.date | None = None) -> Offer | None:
+        provider = key.split(":", 1)[0]
+        snap = self.snapshot(provider, as_of)
+        if snap is None:
+            return None
+        for offer in snap.offers:
+            if offer.key == key:
+                return offer
+        return None
+
+
+def display_path(path: Path) -> str:
+    """Show a path relative to the working directory when it lies inside it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _load_doc(path: Path, problems: list[str]) -> Doc | None:
+    display = display_path(path)
+    if not path.exists():
+        problems.append(f"{display}: file is missing")
+        return None
+    text = read_text(path, display, problems)
+    if text is None:
+        return None
+    doc = parse_yaml(text, display)
+    problems.extend(doc.problems)
+    doc.problems = problems  # later problems go straight to the shared list
+    return None if doc.data is None else doc
+
+
+def _records(doc: Doc | None, spec: F) -> dict | None:
+    if doc is None:
+        return None
+    return validate(doc, doc.data, spec)
+
+
+def _index(doc: Doc, items: list, key: str, cls: type, listname: str) -> dict:
+    out: dict[str, Any] = {}
+    for i, item in enumerate(items or []):
+        if not item or item.get(key) is None:
+            continue
+        if item[key] in out:
+            doc.problem((listname, i, key), f"duplicate id {item[key]!r}")
+            continue
+        out[item[key]] = cls(**item)
+    return out
+
+
+FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.S)
+
+
+def load_content(root: Path) -> Catalog:
+    """Load and validate all of content/; raise ContentError listing every problem."""
+    problems: list[str] = []
+    if not root.is_dir():
+        raise ContentError([f"{display_path(root)}: content folder not found"])
+
+    site_doc = _load_doc(root / "site.yaml", problems)
+    site = _records(site_doc, SITE)
+    hw_doc = _load_doc(root / "hardware.yaml", problems)
+    hw = _records(hw_doc, HARDWARE)
+    models_doc = _load_doc(root / "models.yaml", problems)
+    models_raw = _records(models_doc, MODELS)
+    methods_doc = _load_doc(root / "methods.yaml", problems)
+    methods_raw = _records(methods_doc, METHODS)
+    bench_doc = _load_doc(root / "benchmarks.yaml", problems)
+    bench_raw = _records(bench_doc, BENCHMARKS)
+
+    gpus = _index(hw_doc, hw["gpus"], "id", Gpu, "gpus") if hw else {}
+    models = _index(models_doc, models_raw["models"], "id", Model, "models") if models_raw else {}
+    methods: dict[str, Method] = {}
+    memory: dict[tuple[str, str], Memory] = {}
+    evaluation = None
+    if methods_raw:
+        methods = _index(methods_doc, methods_raw["methods"], "id", Method, "methods")
+        if methods_raw["evaluation"]:
+            evaluation = Evaluation(**methods_raw["evaluation"])
+        for i, m in enumerate(methods_raw["memory"] or []):
+            if not m or None in (m["model"], m["method"], m["gb"]):
+                continue
+            path = ("memory", i)
+            if m["model"] not in models and models_raw:
+                methods_doc.problem(path + ("model",), _unknown("model", m["model"], models))
+            if m["method"] not in methods:
+                methods_doc.problem(path + ("method",), _unknown("method", m["method"], methods))
+            if (m["model"], m["method"]) in memory:
+                methods_doc.problem(path, f"duplicate memory entry for {m['model']} / {m['method']}")
+            memory[(m["model"], m["method"])] = Memory(**m)
+
+    benchmarks: dict[str, Benchmark] = {}
+    if bench_raw:
+        benchmarks = _index(bench_doc, bench_raw["benchmarks"], "id", Benchmark, "benchmarks")
+        loaded = {"model": models_raw is not None, "method": methods_raw is not None, "gpu": hw is not None}
+        for i, b in enumerate(bench_raw["benchmarks"]):
+            if not b:
+                continue
+            for fld, table in (("model", models), ("method", methods), ("gpu", gpus)):
+                if loaded[fld] and b[fld] is not None and b[fld] not in table:
+                    bench_doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
+
+    snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems)
+    articles = _load_articles(root / "articles", problems)
+    slugs: dict[str, str] = {}
+    for art in articles:
+        if art.slug in slugs:
+            problems.append(f"{art.file}: slug: {art.slug!r} is already used by {slugs[art.slug]}")
+        slugs[art.slug] = art.file
+
+    if problems:
+        raise ContentError(problems)
+    assert site and evaluation is not None
+    return Catalog(
+        root=root,
+        site=Site(**site),
+        gpus=gpus,
+        models=models,
+        methods=methods,
+        evaluation=evaluation,
+        memory=memory,
+        benchmarks=benchmarks,
+        snapshots=snapshots,
+        articles=tuple(sorted(articles, key=lambda a: a.slug)),
+    )
+
+
+def _unknown(what: str, value: str, table: dict) -> str:
+    known = ", ".join(sorted(table)) or "none defined"
+    return f"unknown {what} {value!r}; known: {known}"
+
+
+DATE_FILE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.yaml$")
+
+
+def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[str]) -> dict:
+    out: dict[str, list[Snapshot]] = {}
+    if not folder.is_dir():
+        problems.append(f"{display_path(folder)}: price folder not found")
+        return {}
+    for provider_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for path in sorted(provider_dir.iterdir()):
+            display = display_path(path)
+            if path.is_dir() or path.name.startswith("."):
+                continue
+            if not DATE_FILE_RE.match(path.name):
+                problems.append(f"{display}: expected a file named YYYY-MM-DD.yaml")
+                continue
+            doc = _load_doc(path, problems)
+            data = _records(doc, SNAPSHOT)
+            if not data:
+                continue
+            if data["provider"] and data["provider"] != provider_dir.name:
+                doc.problem(
+                    ("provider",),
+                    f"expected {provider_dir.name!r} (the folder name), got {data['provider']!r}",
+                )
+            if data["checked"] and path.stem != data["checked"].isoformat():
+                doc.problem(
+                    ("checked",),
+                    f"expected {path.stem} (the file name), got {data['checked'].isoformat()}",
+                )
+            offers = []
+            seen: set[tuple[str, int]] = set()
+            for i, o in enumerate(data["offers"]):
+                if not o or None in (o["gpu"], o["count"], o["usd_per_hour"]):
+                    continue
+                if gpus is not None and o["gpu"] not in gpus:
+                    doc.problem(("offers", i, "gpu"), _unknown("GPU", o["gpu"], gpus))
+                    continue
+                if (o["gpu"], o["count"]) in seen:
+                    doc.problem(("offers", i), f"duplicate offer {o['gpu']} x{o['count']}")
+                    continue
+                seen.add((o["gpu"], o["count"]))
+                offers.append(
+                    Offer(
+                        provider=provider_dir.name,
+                        provider_name=data["name"] or provider_dir.name,
+                        checked=data["checked"],
+                        source=data["source"],
+                        url=data["url"],
+                        gpu=o["gpu"],
+                        count=o["count"],
+                        usd_per_hour=float(o["usd_per_hour"]),
+                        spot_usd_per_hour=o["spot_usd_per_hour"],
+                        region=o["region"],
+                        instance_type=o["instance_type"],
+                        notes=o["notes"],
+                        confirmed=bool(o["confirmed"]),
+                        file=display,
+                    )
+                )
+            if data["checked"] is None:
+                continue
+            out.setdefault(provider_dir.name, []).append(
+                Snapshot(
+                    provider=provider_dir.name,
+                    name=data["name"] or provider_dir.name,
+                    checked=data["checked"],
+                    source=data["source"],
+                    url=data["url"],
+                    file=display,
+                    offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
+                )
+            )
+    return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
+
+
+def _load_articles(folder: Path, problems: list[str]) -> list[Article]:
+    articles: list[Article] = []
+    if not folder.is_dir():
+        problems.append(f"{display_path(folder)}: articles folder not found")
+        return articles
+    for path in sorted(folder.glob("*.md")):
+        display = display_path(path)
+        text = read_text(path, display, problems)
+        if text is None:
+            continue
+        m = FRONT_MATTER_RE.match(text.replace("\r\n", "\n"))
+        if not m:
+            problems.append(f"{display}:1: expected YAML front matter between two '---' lines")
+            continue
+        doc = parse_yaml(m.group(1), display, line_offset=1)
+        problems.extend(doc.problems)
+        doc.problems = problems
+        if doc.data is None:
+            continue
+        data = validate(doc, doc.data, ARTICLE)
+        if not data or any(data[k] is None for k in ("title", "slug", "date", "description", "kind")):
+            continue
+        body = text.replace("\r\n", "\n")[m.end() :]
+        articles.append(
+            Article(
+                file=display,
+                title=data["title"],
+                slug=data["slug"],
+                date=data["date"],
+                description=data["description"],
+                kind=data["kind"],
+                tags=tuple(data["tags"] or ()),
+                prices_as_of=data["prices_as_of"],
+                params=doc.data.get("params") if isinstance(doc.data, dict) else None,
+                params_doc=doc,
+                sources=tuple(data["sources"] or ()),
+                faq=tuple(data["faq"] or ()),
+                attribution=data["attribution"],
+                body=body,
+                body_line=m.group(0).count("\n") + 1,
+            )
+        )
+    return articles

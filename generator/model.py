@@ -1,0 +1,73 @@
+"""Page building blocks handed from article contexts to templates: tables, charts, code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    fmt: str = "text"  # a name in formatting.FILTERS, or "text"
+    numeric: bool = False
+
+
+@dataclass
+class Table:
+    id: str
+    caption: str
+    columns: list[Column]
+    rows: list[dict[str, Any]]
+    note: str | None = None
+
+
+@dataclass
+class Chart:
+    id: str
+    title: str
+    figure: dict[str, Any]  # plotly figure as plain JSON-able data
+    table: Table  # the same numbers, for readers and engines without JavaScript
+
+
+@dataclass
+class Code:
+    id: str
+    language: str
+    text: str
+    output: str | None = None  # what the code prints when run, if it is a program
+
+
+@dataclass
+class Input:
+    """One input figure a page relies on, with where it comes from."""
+
+    what: str
+    value: str
+    source: str
+    url: str | None = None
+    date: str | None = None
+
+
+@dataclass
+class Figure:
+    """One number a page shows, for site/figures.json."""
+
+    id: str
+    value: float
+    unit: str
+    inputs: tuple[str, ...] = ()
+
+
+@dataclass
+class Blocks:
+    tables: dict[str, Table] = field(default_factory=dict)
+    charts: dict[str, Chart] = field(default_factory=dict)
+    code: dict[str, Code] = field(default_factory=dict)
+
+    def add(self, block: Table | Chart | Code) -> None:
+        target = {Table: self.tables, Chart: self.charts, Code: self.code}[type(block)]
+        if block.id in target:
+            raise AssertionError(f"block id used twice: {block.id}")
+        target[block.id] = block

@@ -1,0 +1,301 @@
+"""Jinja rendering of article contexts into HTML and Markdown page bytes."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+from generator import formatting
+from generator.articles import Context
+from generator.load import Article, Catalog
+
+BLOCK_RE = re.compile(r"^\[\[(table|chart|code):([a-z0-9-]+)\]\]$", re.M)
+MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
+
+
+class RenderProblem(Exception):
+    """An article body or FAQ that cannot be rendered; the message names file and line."""
+
+
+def md_escape(value: Any) -> str:
+    """Escape a data string so Markdown shows it literally, on one line."""
+    text = " ".join(str(value).split())
+    return MD_SPECIAL.sub(r"\\\1", text)
+
+
+def md_cell(value: Any) -> str:
+    return md_escape(value)
+
+
+def json_script(data: Any) -> Markup:
+    """JSON safe inside <script>: no '<', '>', '&' or line separators in the text."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return Markup(text)
+
+
+def safe_url(value: Any) -> Markup:
+    """A link target from data: http(s) only, nothing that could break out of Markdown or HTML."""
+    text = str(value)
+    if not re.match(r"^https?://[^\s<>\"'()\\]+$", text):
+        raise ValueError(f"refusing to link to {text!r}: expected an http(s) URL")
+    return Markup(text)
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def _safe_filters() -> dict:
+    """Number filters return Markup: their output is digits and units, never data text."""
+
+    def wrap(func):
+        return lambda *a, **kw: Markup(func(*a, **kw))
+
+    out = {name: wrap(func) for name, func in formatting.FILTERS.items()}
+    out["url"] = safe_url
+    out["cell"] = lambda value, kind="text": formatting.cell(value, kind)
+    return out
+
+
+def _md_finalize(value: Any) -> Any:
+    if isinstance(value, Markup):
+        return str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise TypeError("a bare number in prose; format it with a filter such as usd or hours")
+    return md_escape(value)
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable("table")
+
+    def heading_open(renderer, tokens, idx, options, env):
+        token = tokens[idx]
+        base = slugify(tokens[idx + 1].content)
+        used = env.setdefault("ids", set())
+        anchor, n = base, 2
+        while anchor in used:
+            anchor, n = f"{base}-{n}", n + 1
+        used.add(anchor)
+        token.attrSet("id", anchor)
+        return renderer.renderToken(tokens, idx, options, env)
+
+    md.add_render_rule("heading_open", heading_open)
+    return md
+
+
+@dataclass
+class Page:
+    """One article rendered for both targets."""
+
+    article: Article
+    context: Context
+    html: bytes
+    markdown: bytes
+
+
+class Renderer:
+    """Holds the Jinja environments; renders pages from contexts."""
+
+    def __init__(self, templates: Path, catalog: Catalog):
+        self.catalog = catalog
+        loader = jinja2.FileSystemLoader(str(templates))
+        self.html = jinja2.Environment(
+            loader=loader,
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+        )
+        self.md = jinja2.Environment(
+            loader=loader,
+            autoescape=False,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+        )
+        self.body = SandboxedEnvironment(
+            undefined=jinja2.StrictUndefined, finalize=_md_finalize, autoescape=False, keep_trailing_newline=True
+        )
+        filters = _safe_filters()
+        for env in (self.html, self.md, self.body):
+            env.filters.update(filters)
+        self.html.filters["json_script"] = json_script
+        self.md.filters["md"] = md_escape
+        self.md.filters["md_cell"] = md_cell
+        self.md.filters["yaml_str"] = lambda s: json.dumps(str(s), ensure_ascii=False)
+        self.markdown = _markdown()
+        site = catalog.site
+        for env in (self.html, self.md):
+            env.globals["site"] = site
+
+    # -- article prose -------------------------------------------------------
+
+    def _template_text(self, art: Article, source: str, values: dict, where: str, line: int) -> str:
+        blocks_used: list[str] = []
+        blocks = values["_blocks"]
+
+        def block(kind: str, store: dict):
+            def call(block_id: str) -> Markup:
+                if block_id not in store:
+                    raise RenderProblem(f"unknown {kind} {block_id!r}; known: {', '.join(sorted(store)) or 'none'}")
+                blocks_used.append(block_id)
+                return Markup(f"\n\n[[{kind}:{block_id}]]\n\n")
+
+            return call
+
+        env_globals = {
+            "table": block("table", blocks.tables),
+            "chart": block("chart", blocks.charts),
+            "code": block("code", blocks.code),
+        }
+        try:
+            template = self.body.from_string(source, globals=env_globals)
+            return template.render(values)
+        except jinja2.TemplateSyntaxError as exc:
+            raise RenderProblem(
+                f"{art.file}:{line + (exc.lineno or 1) - 1}: {where}: template error: {exc.message}"
+            ) from None
+        except (jinja2.UndefinedError, jinja2.exceptions.SecurityError, RenderProblem, TypeError, ValueError) as exc:
+            lineno = _template_line(exc)
+            at = f"{art.file}:{line + lineno - 1}" if lineno else art.file
+            raise RenderProblem(f"{at}: {where}: {exc}") from None
+
+    def render_article(self, art: Article, ctx: Context) -> Page:
+        values = dict(ctx.values)
+        values["_blocks"] = ctx.blocks
+        values["article"] = {"title": art.title, "date": art.date, "slug": art.slug}
+        body_md = self._template_text(art, art.body, values, "body", art.body_line)
+        faq = []
+        for i, entry in enumerate(art.faq):
+            q = self._template_text(art, entry["q"], values, f"faq[{i}].q", art.body_line)
+            a = self._template_text(art, entry["a"], values, f"faq[{i}].a", art.body_line)
+            faq.append(
+                {
+                    "q_md": q.strip(),
+                    "a_md": a.strip(),
+                    "q_html": Markup(self.markdown.renderInline(q.strip())),
+                    "a_html": Markup(self.markdown.render(a.strip())),
+                    "q_text": _plain(self.markdown, q),
+                    "a_text": _plain(self.markdown, a),
+                }
+            )
+
+        segments = _split_blocks(body_md)
+        md_env: dict = {}
+        html_parts: list[str] = []
+        md_parts: list[str] = []
+        charts = []
+        for kind, payload in segments:
+            if kind == "text":
+                html_parts.append(self.markdown.render(payload, md_env))
+                md_parts.append(payload.strip("\n") + "\n")
+                continue
+            block = getattr(ctx.blocks, "tables" if kind == "table" else "charts" if kind == "chart" else "code")[
+                payload
+            ]
+            html_parts.append(self.html.get_template(f"_{kind}.html").render(block=block, slug=art.slug))
+            md_parts.append(self.md.get_template(f"_{kind}.md").render(block=block, slug=art.slug))
+            if kind == "chart":
+                charts.append({"id": f"{art.slug}-{block.id}", "figure": block.figure})
+
+        modified = max([art.date, *ctx.prices_checked])
+        page = {
+            "article": art,
+            "root": "../",
+            "url": f"{self.catalog.site.base_url.rstrip('/')}/{art.slug}/",
+            "body_html": Markup("".join(html_parts)),
+            "body_md": "\n".join(p for p in md_parts if p.strip()),
+            "faq": faq,
+            "inputs": ctx.inputs,
+            "sources": art.sources,
+            "charts": charts,
+            "prices_checked": ctx.prices_checked,
+            "modified": modified,
+            "tables": ctx.blocks.tables,
+        }
+        page["json_ld"] = self._json_ld(page)
+        html = self.html.get_template("article.html").render(page=page)
+        md = self.md.get_template("article.md").render(page=page)
+        return Page(art, ctx, html.encode("utf-8"), md.encode("utf-8"))
+
+    def _json_ld(self, page: dict) -> list[dict]:
+        """Article and FAQPage structured data; the FAQ text is the visible FAQ's text."""
+        art, site = page["article"], self.catalog.site
+        docs = [
+            {
+                "@context": "https://schema.org",
+                "@type": "Article",
+                "headline": art.title,
+                "description": art.description,
+                "datePublished": art.date.isoformat(),
+                "dateModified": page["modified"].isoformat(),
+                "mainEntityOfPage": page["url"],
+                "author": {"@type": "Organization", "name": site.author},
+                "publisher": {"@type": "Organization", "name": site.publisher},
+            }
+        ]
+        if page["faq"]:
+            docs.append(
+                {
+                    "@context": "https://schema.org",
+                    "@type": "FAQPage",
+                    "mainEntity": [
+                        {
+                            "@type": "Question",
+                            "name": e["q_text"],
+                            "acceptedAnswer": {"@type": "Answer", "text": e["a_text"]},
+                        }
+                        for e in page["faq"]
+                    ],
+                }
+            )
+        return docs
+
+    def render_index(self, pages: list[Page]) -> bytes:
+        items = sorted(pages, key=lambda p: (p.article.date, p.article.slug), reverse=True)
+        entries = [{"article": p.article, "modified": max([p.article.date, *p.context.prices_checked])} for p in items]
+        return self.html.get_template("index.html").render(page={"root": "", "entries": entries}).encode("utf-8")
+
+
+def _split_blocks(text: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    pos = 0
+    for m in BLOCK_RE.finditer(text):
+        if text[pos : m.start()].strip():
+            out.append(("text", text[pos : m.start()]))
+        out.append((m.group(1), m.group(2)))
+        pos = m.end()
+    if text[pos:].strip():
+        out.append(("text", text[pos:]))
+    return out
+
+
+def _plain(md: MarkdownIt, source: str) -> str:
+    """Text content of rendered Markdown, for JSON-LD and meta tags."""
+    html = md.render(source.strip())
+    text = re.sub(r"<[^>]+>", "", html)
+    return " ".join(html_lib.unescape(text).split())
+
+
+def _template_line(exc: BaseException) -> int | None:
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

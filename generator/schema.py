@@ -1,0 +1,298 @@
+"""Declarative schemas for content files, checked with every problem reported at once."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Path_ = tuple  # a path inside a document: ("offers", 2, "usd_per_hour")
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+TOKENS_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
+TOKEN_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+MAX_FILE_BYTES = 1_000_000
+
+
+def fmt_path(path: Path_) -> str:
+    """Render ("offers", 2, "usd_per_hour") as offers[2].usd_per_hour."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def show(value: Any) -> str:
+    """A short, safe rendering of a bad value for an error line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class Doc:
+    """A parsed YAML document with the line of every node, and the problems found in it."""
+
+    file: str
+    data: Any
+    lines: dict[Path_, int] = field(default_factory=dict)
+    line_offset: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def line(self, path: Path_) -> int | None:
+        while True:
+            if path in self.lines:
+                return self.lines[path] + self.line_offset
+            if not path:
+                return None
+            path = path[:-1]
+
+    def problem(self, path: Path_, message: str) -> None:
+        line = self.line(path)
+        where = f"{self.file}:{line}" if line else self.file
+        self.problems.append(f"{where}: {fmt_path(path)}: {message}")
+
+
+def read_text(path: Path, display: str, problems: list[str]) -> str | None:
+    """Read a content file as UTF-8 text, refusing empty, huge and binary files."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        problems.append(f"{display}: cannot read file ({exc.strerror})")
+        return None
+    if len(raw) > MAX_FILE_BYTES:
+        problems.append(f"{display}: file is {len(raw):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
+        return None
+    if b"\0" in raw:
+        problems.append(f"{display}: expected a UTF-8 text file, found binary data")
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(f"{display}: expected UTF-8 text, bad byte at offset {exc.start}")
+        return None
+    if not text.strip():
+        problems.append(f"{display}: file is empty")
+        return None
+    return text
+
+
+def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
+    """Parse YAML with the safe loader, keeping each node's line for error messages."""
+    doc = Doc(display, None, line_offset=line_offset)
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            doc.problems.append(f"{display}: file holds no YAML document")
+            return doc
+        doc.data = _construct(node, (), loader, doc)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{display}:{mark.line + 1 + line_offset}:{mark.column + 1}" if mark else display
+        doc.problems.append(f"{where}: YAML syntax error: {exc.problem or exc.context}")
+    except yaml.YAMLError as exc:
+        doc.problems.append(f"{display}: YAML error: {exc}")
+    finally:
+        loader.dispose()
+    return doc
+
+
+def _construct(node: yaml.Node, path: Path_, loader: yaml.SafeLoader, doc: Doc) -> Any:
+    doc.lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            try:
+                key = loader.construct_object(key_node, deep=True)
+            except (ValueError, yaml.YAMLError):
+                key = key_node.value
+            if not isinstance(key, str):
+                doc.problem(path, f"expected text keys, got {show(key)}")
+                continue
+            if key in out:
+                doc.lines[path + (key,)] = key_node.start_mark.line + 1
+                doc.problem(path + (key,), "key appears twice")
+                continue
+            doc.lines[path + (key,)] = key_node.start_mark.line + 1
+            out[key] = _construct(value_node, path + (key,), loader, doc)
+            doc.lines[path + (key,)] = key_node.start_mark.line + 1
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(item, path + (i,), loader, doc) for i, item in enumerate(node.value)]
+    try:
+        return loader.construct_object(node, deep=True)
+    except ValueError as exc:  # e.g. 2026-02-30 matches the timestamp pattern
+        doc.problem(path, f"expected a valid value, got {node.value!r} ({exc})")
+        return INVALID
+
+
+class _Invalid:
+    """Marks a value the parser already reported, so validation does not report it again."""
+
+    def __repr__(self) -> str:
+        return "<invalid>"
+
+
+INVALID = _Invalid()
+
+
+# --- field specs -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class F:
+    """One field: its kind, whether it is required, and nested specs."""
+
+    kind: str
+    required: bool = True
+    record: dict[str, F] | None = None  # for kind "record"
+    item: F | None = None  # for kind "list"
+    choices: tuple[str, ...] = ()
+    default: Any = None
+
+
+def opt(kind: str, **kw: Any) -> F:
+    return F(kind, required=False, **kw)
+
+
+def record(fields: dict[str, F], required: bool = True) -> F:
+    return F("record", required=required, record=fields)
+
+
+def list_of(item: F, required: bool = True) -> F:
+    return F("list", required=required, item=item)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def parse_tokens(value: Any) -> int | None:
+    """Accept 20000000, 20_000_000, '20M', '1.5B'; return None when it is not a token count."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if isinstance(value, float):
+        return int(value) if value > 0 and value.is_integer() else None
+    if not isinstance(value, str):
+        return None
+    m = TOKENS_RE.match(value)
+    if not m:
+        return None
+    number = float(m.group(1).replace("_", "").replace(",", ""))
+    total = number * TOKEN_SUFFIX[m.group(2).lower()]
+    if total <= 0 or not float(total).is_integer():
+        return None
+    return int(total)
+
+
+EXPECT = {
+    "text": "non-empty text",
+    "id": "an id of lower-case letters, digits, '.' and '-'",
+    "slug": "a slug of lower-case letters, digits and single '-'",
+    "positive": "a positive number",
+    "nonnegative": "a number of zero or more",
+    "share": "a share above 0 and at most 1",
+    "count": "a whole number of 1 or more",
+    "date": "a date as YYYY-MM-DD",
+    "url": "an http(s) URL",
+    "tokens": "a token count such as 20M, 1.5B or 20_000_000",
+    "bool": "true or false",
+    "choice": "one of",
+}
+
+
+def validate(doc: Doc, value: Any, spec: F, path: Path_ = ()) -> Any:
+    """Check value against spec, record problems in doc, and return the cleaned value."""
+    kind = spec.kind
+    if value is INVALID:
+        return None
+    if kind == "record":
+        if not isinstance(value, dict):
+            doc.problem(path, f"expected a mapping, got {show(value)}")
+            return None
+        assert spec.record is not None
+        out = {}
+        for key in value:
+            if key not in spec.record:
+                close = difflib.get_close_matches(key, list(spec.record), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                allowed = ", ".join(spec.record)
+                doc.problem(path + (key,), f"unknown key{hint}; expected one of: {allowed}")
+        for name, sub in spec.record.items():
+            if value.get(name) is INVALID:
+                out[name] = None
+                continue
+            if name not in value or value[name] is None:
+                if sub.required:
+                    doc.problem(path + (name,), f"missing; expected {_expect(sub)}")
+                out[name] = sub.default
+                continue
+            out[name] = validate(doc, value[name], sub, path + (name,))
+        return out
+    if kind == "list":
+        if not isinstance(value, list):
+            doc.problem(path, f"expected a list, got {show(value)}")
+            return []
+        if spec.required and not value:
+            doc.problem(path, "expected at least one entry, got an empty list")
+        assert spec.item is not None
+        return [validate(doc, item, spec.item, path + (i,)) for i, item in enumerate(value)]
+    if kind == "any":
+        return value
+    ok, cleaned = _check_scalar(kind, value, spec)
+    if not ok:
+        doc.problem(path, f"expected {_expect(spec)}, got {show(value)}")
+        return None
+    return cleaned
+
+
+def _expect(spec: F) -> str:
+    if spec.kind == "choice":
+        return "one of " + ", ".join(repr(c) for c in spec.choices)
+    if spec.kind == "record":
+        return "a mapping with " + ", ".join(k for k, f in (spec.record or {}).items() if f.required)
+    if spec.kind == "list":
+        return "a list"
+    return EXPECT.get(spec.kind, spec.kind)
+
+
+def _check_scalar(kind: str, v: Any, spec: F) -> tuple[bool, Any]:
+    if kind == "text":
+        return (isinstance(v, str) and bool(v.strip())), v
+    if kind in ("id", "slug"):
+        pattern = ID_RE if kind == "id" else SLUG_RE
+        return (isinstance(v, str) and bool(pattern.match(v)) and len(v) <= 80), v
+    if kind in ("positive", "nonnegative", "share"):
+        if not _is_number(v) or not math.isfinite(v):
+            return False, v
+        if kind == "positive":
+            return v > 0, v
+        if kind == "nonnegative":
+            return v >= 0, v
+        return 0 < v <= 1, v
+    if kind == "count":
+        return (isinstance(v, int) and not isinstance(v, bool) and v >= 1), v
+    if kind == "date":
+        return (isinstance(v, dt.date) and not isinstance(v, dt.datetime)), v
+    if kind == "url":
+        return (isinstance(v, str) and re.match(r"^https?://[^\s<>\"']+$", v) is not None), v
+    if kind == "tokens":
+        n = parse_tokens(v)
+        return n is not None, n
+    if kind == "bool":
+        return isinstance(v, bool), v
+    if kind == "choice":
+        return v in spec.choices, v
+    raise AssertionError(f"unknown field kind {kind}")

@@ -1,0 +1,106 @@
+"""Shared helpers: build the default content, or a modified copy of it, into a temp folder."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from click.testing import CliRunner
+
+from generator.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTENT = ROOT / "content"
+TEMPLATES = ROOT / "templates"
+A = "dgx-spark-70b-qlora-cost"
+B = "fine-tune-70b-cost-by-setup"
+
+
+def run_cli(*args: str):
+    """Invoke the CLI in-process; returns click's Result."""
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def make_content(tmp: Path, edits: dict[str, str | Callable[[str], str] | None] | None = None) -> Path:
+    """Copy content/ into tmp and apply edits: new text, a function of the old text, or None to delete."""
+    dest = tmp / "content"
+    shutil.copytree(CONTENT, dest)
+    for rel, edit in (edits or {}).items():
+        path = dest / rel
+        if edit is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = edit(path.read_text()) if callable(edit) else edit
+        path.write_text(text)
+    return dest
+
+
+def build(tmp: Path, content: Path | None = None, out: Path | None = None):
+    out = out or tmp / "site"
+    result = run_cli("build", "--content", str(content or CONTENT), "--out", str(out), "--templates", str(TEMPLATES))
+    return result, out
+
+
+def replace(old: str, new: str) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        assert old in text, f"{old!r} not in file"
+        return text.replace(old, new)
+
+    return edit
+
+
+class Built:
+    """A built site with parsed pages."""
+
+    def __init__(self, out: Path):
+        self.out = out
+
+    def html(self, slug: str) -> BeautifulSoup:
+        return BeautifulSoup((self.out / slug / "index.html").read_text(), "html.parser")
+
+    def md(self, slug: str) -> str:
+        return (self.out / slug / "index.md").read_text()
+
+    def text(self, slug: str) -> str:
+        """Visible text of the HTML article, whitespace collapsed."""
+        soup = self.html(slug)
+        for tag in soup(["script", "style"]):
+            tag.decompose()
+        return " ".join(soup.get_text(" ").split())
+
+    def md_text(self, slug: str) -> str:
+        return " ".join(self.md(slug).split())
+
+    def table(self, slug: str, table_id: str) -> list[list[str]]:
+        """Rows of a table (header row first) as lists of cell texts."""
+        table = self.html(slug).find("table", id=f"{slug}-{table_id}")
+        assert table is not None, f"no table {table_id} on {slug}"
+        return [[" ".join(c.get_text(" ").split()) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+
+    def md_table(self, slug: str, caption_start: str) -> list[list[str]]:
+        """Rows of the GFM table that follows a 'Table: <caption>' line in the Markdown page."""
+        lines = self.md(slug).splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("Table: " + caption_start))
+        rows = []
+        for line in lines[start + 1 :]:
+            if not line.strip() and rows:
+                break
+            if line.startswith("|"):
+                cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+                if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                    rows.append([c.replace("\\", "") for c in cells])
+        return rows
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Built:
+    """The default content, built once per test session."""
+    tmp = tmp_path_factory.mktemp("default")
+    result, out = build(tmp)
+    assert result.exit_code == 0, result.output
+    return Built(out)

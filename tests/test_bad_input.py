@@ -1,0 +1,75 @@
+"""The bad-input corpus: every file in tests/bad/ breaks the content in one way.
+
+Each case must fail the build with exit status 1, no traceback, messages that
+name the file, line and field, and an output folder left exactly as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CONTENT, TEMPLATES, make_content, run_cli
+
+CASES = sorted((Path(__file__).parent / "bad").glob("*.yaml"))
+
+
+def apply_case(case: dict, tmp: Path) -> Path:
+    content = make_content(tmp)
+    target = content / case["file"]
+    if case.get("delete"):
+        target.unlink()
+    elif "text" in case:
+        target.write_text(case["text"])
+    elif "bytes_repeat" in case:
+        chunk, times = case["bytes_repeat"]
+        target.write_bytes(chunk.encode("latin-1") * times)
+    elif "copy_of" in case:
+        target.write_text((content / case["copy_of"]).read_text())
+    else:
+        text = target.read_text()
+        for old, new in case["replace"]:
+            assert old in text, f"case does not apply: {old!r} not in {case['file']}"
+            text = text.replace(old, new, 1)
+        target.write_text(text)
+    return content
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """A previously published site, to prove a failed build leaves it untouched."""
+    out = tmp_path_factory.mktemp("published") / "site"
+    result = run_cli("build", "--content", str(CONTENT), "--out", str(out), "--templates", str(TEMPLATES))
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def snapshot(folder: Path) -> dict:
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_corpus_is_big_enough():
+    assert len(CASES) >= 50
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_bad_input(path, tmp_path, monkeypatch, published):
+    case = yaml.safe_load(path.read_text())
+    apply_case(case, tmp_path)
+    monkeypatch.chdir(tmp_path)  # so messages name content/... as a user would type it
+    before = snapshot(published)
+    result = run_cli("build", "--content", "content", "--out", str(published), "--templates", str(TEMPLATES))
+    output = result.output
+    assert result.exit_code == 1, output
+    assert "Traceback" not in output
+    for expected in case["expect"]:
+        assert expected in output, f"{path.name}: expected {expected!r} in:\n{output}"
+    error_lines = [line for line in output.splitlines() if line.startswith("error: ")]
+    assert error_lines and all(len(line) < 400 for line in error_lines)
+    assert snapshot(published) == before
+    assert not list(published.parent.glob(".site.*"))

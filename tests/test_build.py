@@ -1,0 +1,112 @@
+"""Whole-build behaviour: determinism, --check, the committed site, the writer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import CONTENT, ROOT, TEMPLATES, build, run_cli
+
+from generator.build import render_site
+from generator.write import compare
+
+
+def _tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_two_builds_are_byte_identical(tmp_path):
+    first, out1 = build(tmp_path, out=tmp_path / "one")
+    second, out2 = build(tmp_path, out=tmp_path / "two")
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    assert _tree(out1) == _tree(out2)
+
+
+def test_build_does_not_depend_on_hash_seed_or_locale(tmp_path):
+    env = dict(os.environ, PYTHONHASHSEED="123", LC_ALL="C", LANG="C", TZ="Pacific/Kiritimati")
+    out = tmp_path / "other"
+    cmd = [
+        sys.executable,
+        "-m",
+        "generator",
+        "build",
+        "--content",
+        str(CONTENT),
+        "--out",
+        str(out),
+        "--templates",
+        str(TEMPLATES),
+    ]
+    subprocess.run(cmd, check=True, env=env, capture_output=True, cwd=tmp_path)
+    _, ref = build(tmp_path, out=tmp_path / "ref")
+    assert _tree(out) == _tree(ref)
+
+
+def test_committed_site_is_what_content_builds():
+    diff = compare(render_site(CONTENT, TEMPLATES).files, ROOT / "site")
+    assert diff.clean, "site/ is stale; run 'make site' and commit:\n" + "\n".join(diff.lines())
+
+
+def test_check_reports_drift(tmp_path):
+    result, out = build(tmp_path)
+    assert result.exit_code == 0
+    ok = run_cli("build", "--check", "--content", str(CONTENT), "--out", str(out), "--templates", str(TEMPLATES))
+    assert ok.exit_code == 0, ok.output
+    (out / "index.html").write_text("stale")
+    (out / "stray.txt").write_text("x")
+    bad = run_cli("build", "--check", "--content", str(CONTENT), "--out", str(out), "--templates", str(TEMPLATES))
+    assert bad.exit_code == 1
+    assert "changed: index.html" in bad.output and "extra:   stray.txt" in bad.output
+    assert (out / "index.html").read_text() == "stale"  # --check writes nothing
+
+
+def test_rebuild_keeps_unchanged_files_untouched(tmp_path):
+    result, out = build(tmp_path)
+    assert result.exit_code == 0
+    css = out / "assets" / "style.css"
+    os.utime(css, (1_000_000_000, 1_000_000_000))
+    again, _ = build(tmp_path)
+    assert "0 files written" in again.output
+    assert css.stat().st_mtime == 1_000_000_000
+
+
+def test_pages_and_assets_present(site):
+    names = {p.relative_to(site.out).as_posix() for p in site.out.rglob("*") if p.is_file()}
+    assert {"index.html", "assets/style.css", "assets/plotly.min.js", "figures.json"} <= names
+    for slug in ("dgx-spark-70b-qlora-cost", "fine-tune-70b-cost-by-setup"):
+        assert {f"{slug}/index.html", f"{slug}/index.md"} <= names
+
+
+def test_index_lists_articles_newest_first(site):
+    soup = site.html(".")  # site/index.html
+    links = [a["href"] for a in soup.select(".post-list a")]
+    assert links == ["fine-tune-70b-cost-by-setup/index.html", "dgx-spark-70b-qlora-cost/index.html"]
+
+
+def test_no_absolute_links_inside_the_site(site):
+    for page in ("dgx-spark-70b-qlora-cost", "fine-tune-70b-cost-by-setup", "."):
+        soup = site.html(page)
+        for tag, attr in (("a", "href"), ("link", "href"), ("script", "src")):
+            for el in soup.find_all(tag):
+                value = el.get(attr)
+                if value and el.get("rel") != ["canonical"]:
+                    assert not value.startswith("/"), value
+                    if value.startswith("http"):
+                        assert tag == "a", f"external asset {value}"
+
+
+def test_figures_json_is_sorted_and_complete(site):
+    import json
+
+    doc = json.loads((site.out / "figures.json").read_text())
+    b = doc["articles"]["fine-tune-70b-cost-by-setup"]["figures"]
+    ids = [f["id"] for f in b]
+    assert ids == sorted(ids)
+    by_id = {f["id"]: f for f in b}
+    assert round(by_id["run.lora@nodus:b200x1.cost_with_startup"]["value"], 2) == 20.54
+
+
+def test_python_m_generator_help():
+    done = subprocess.run([sys.executable, "-m", "generator", "build", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "--check" in done.stdout

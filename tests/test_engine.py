@@ -1,0 +1,64 @@
+"""The cost engine's formulas against hand-worked values."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from generator import engine
+
+
+def test_throughput_hours_and_cost():
+    # 100 M tokens at 759.79 tokens/s: 100e6 / 759.79 = 131,615.3 s = 36.559 h
+    hours = engine.throughput_hours(100e6, 759.79)
+    assert hours == pytest.approx(36.5598, abs=1e-4)
+    assert engine.run_cost(hours, 0.75) == pytest.approx(27.4199, abs=1e-4)
+
+
+def test_flop_hours_a100_qlora():
+    # 6 × 70,553,706,496 × 20e6 = 8.4664e18 operations; 312e12 × 0.3 × 3600 = 3.3696e17 per hour
+    hours = engine.flop_hours(6, 70_553_706_496, 20e6, 312, 0.3)
+    assert hours == pytest.approx(8.46644477952e18 / 3.3696e17, rel=1e-12)
+
+
+def test_large_products_do_not_overflow():
+    # 8 × 7e10 × 1e12 is far beyond int64; the engine must work in floats
+    hours = engine.flop_hours(8, 70_553_706_496, 10**12, 18_000, 0.3)
+    assert hours == pytest.approx(8 * 70_553_706_496 * 1e12 / (18_000e12 * 0.3 * 3600))
+
+
+def test_startup_is_billed_at_the_setup_price():
+    assert engine.run_cost(2.0, 44.0, 0.25) == pytest.approx(99.0)
+
+
+def test_price_per_pflop_hour():
+    assert engine.price_per_pflop_hour(5.50, 2250) == pytest.approx(5.50 / 2.25)
+
+
+def test_fits():
+    assert bool(engine.fits(1189, 180, 8))  # 1,440 GB
+    assert not bool(engine.fits(1189, 141, 8))  # 1,128 GB
+
+
+def test_grid_is_every_combination():
+    setups = pd.DataFrame(
+        {
+            "key": ["a", "b"],
+            "ops_per_param": [6, 8],
+            "parameters": [1e9, 1e9],
+            "peak_tflops": [100, 200],
+            "usd_per_hour": [1.0, 3.0],
+        }
+    )
+    grid = engine.flop_grid(setups, [1e6, 1e9], [0.3, 0.5], startup_hours=0.5)
+    assert len(grid) == 8
+    row = grid[(grid.key == "b") & (grid.tokens == 1e9) & (grid.utilization == 0.5)].iloc[0]
+    hours = 8 * 1e9 * 1e9 / (200e12 * 0.5 * 3600)
+    assert row.hours == pytest.approx(hours)
+    assert row.cost_with_startup == pytest.approx((hours + 0.5) * 3.0)
+    assert row.usd_per_million == pytest.approx(hours * 3.0 / 1000)
+
+
+def test_leaders_detects_ties_at_display_precision():
+    frame = pd.DataFrame({"key": ["x", "y", "z"], "v": [1.004, 1.001, 2.0]})
+    assert engine.leaders(frame, "v")["key"].tolist() == ["x", "y"]

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import pytest
+
+from generator import formatting as f
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(274.19999999999993, "$274.20"), (45.1535, "$45.15"), (0.005, "$0.01"), (1234.5, "$1,234.50"), (-2, "-$2.00")],
+)
+def test_usd(value, expected):
+    assert f.usd(value) == expected
+
+
+def test_half_up_rounding_not_bankers():
+    assert f.number(2.5) == "3"
+    assert f.hours(0.25) == "0.3"
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [(10_000_000, "10 M"), (1_000_000_000, "1 B"), (1_500_000_000, "1.5 B"), (20_000, "20 k"), (999, "999")],
+)
+def test_tokens(n, text):
+    assert f.tokens(n) == text
+
+
+def test_words():
+    assert f.fraction_words(1.09 / 5.5) == "a fifth"
+    assert f.fraction_words(2 / 6) == "a third"
+    assert f.factor_words(0.30 / 0.15) == "doubles"
+    assert f.factor_words(2.5) == "grows 2.5×"
+    assert f.about_usd(19.16) == "$20"
+    assert f.billions(70_553_706_496) == "70.55 B"
+
+
+def test_non_finite_is_refused():
+    with pytest.raises(ValueError):
+        f.usd(float("nan"))
