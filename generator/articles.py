@@ -260,7 +260,9 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
     inputs = [
         Input(
             f"Throughput, {r['label']}",
-            f"{fmt.number(r['tokens_per_second'], 2)} tokens/s",
+            r["tokens_per_second"],
+            "num2",
+            "tokens/s",
             r["bench"].source,
             r["bench"].url,
         )
@@ -268,7 +270,9 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
     ] + [
         Input(
             f"Hourly price, {offer.count} × {gpu.name}",
-            fmt.usd(offer.usd_per_hour),
+            offer.usd_per_hour,
+            "usd",
+            "",
             f"{offer.provider_name}: {offer.source}",
             offer.url,
             offer.checked.isoformat(),
@@ -681,23 +685,27 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
         "memory": {k[1]: v.gb for k, v in cat.memory.items() if k[0] == model.id},
     }
     inputs = [
-        Input(f"Parameters, {model.name}", fmt.integer(model.parameters), model.source, model.url),
-        Input(f"Parameters, {small.name}", fmt.integer(small.parameters), small.source, small.url),
+        Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
+        Input(f"Parameters, {small.name}", small.parameters, "int", "", small.source, small.url),
     ]
     for fam in fam_rows:
         inputs.append(
             Input(
                 f"Operations per parameter per token, {fam['methods']}",
-                fmt.number(fam["total"]),
+                fam["total"],
+                "num",
+                "",
                 fam["source"],
                 fam["url"],
             )
         )
-    inputs.append(Input("Utilization, planning figure", fmt.pct(util), "Assumption of this article"))
+    inputs.append(Input("Utilization, planning figure", util, "pct", "", "Assumption of this article"))
     inputs.append(
         Input(
             "Utilization, Llama 3.1 70B pre-training",
-            fmt.pct(p["reference_utilization"]["value"]),
+            p["reference_utilization"]["value"],
+            "pct",
+            "",
             p["reference_utilization"]["source"],
             p["reference_utilization"]["url"],
         )
@@ -709,18 +717,20 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
             inputs.append(
                 Input(
                     f"Dense BF16 peak, {gpu.name}",
-                    f"{fmt.number(gpu.peak_tflops)} TFLOPS",
+                    gpu.peak_tflops,
+                    "num",
+                    "TFLOPS",
                     gpu.peak_source,
                     gpu.peak_url,
                 )
             )
-            inputs.append(
-                Input(f"Memory, {gpu.name}", f"{fmt.number(gpu.memory_gb)} GB", gpu.memory_source, gpu.memory_url)
-            )
+            inputs.append(Input(f"Memory, {gpu.name}", gpu.memory_gb, "num", "GB", gpu.memory_source, gpu.memory_url))
         inputs.append(
             Input(
                 f"Hourly price, {offer.count} × {gpu.name}",
-                fmt.usd(offer.usd_per_hour),
+                offer.usd_per_hour,
+                "usd",
+                "",
                 f"{offer.provider_name}: {offer.source}",
                 offer.url,
                 offer.checked.isoformat(),
@@ -731,7 +741,9 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
             inputs.append(
                 Input(
                     f"Training state, {model.name} {cat.methods[meth].name}",
-                    f"{fmt.number(mem.gb)} GB",
+                    mem.gb,
+                    "num",
+                    "GB",
                     mem.source,
                     mem.url,
                 )
@@ -789,6 +801,41 @@ def build_context(cat: Catalog, art: Article) -> Context | None:
     if len(art.params_doc.problems) > before or params is None:
         return None
     try:
-        return build(cat, art, params)
+        ctx = build(cat, art, params)
     except ParamError:
         return None
+    inputs = [Figure(f"input.{i.what}", float(i.number), i.unit or unit_of(i.fmt)) for i in ctx.inputs]
+    merged = ctx.figures + _table_figures(ctx.blocks) + inputs
+    ctx.figures = sorted({f.id: f for f in merged}.values(), key=lambda f: f.id)
+    return ctx
+
+
+UNITS = {
+    "usd": "USD",
+    "usd0": "USD",
+    "hours": "hours",
+    "tokens": "tokens",
+    "pct": "share",
+    "ratio": "ratio",
+    "billions": "number",
+}
+
+
+def unit_of(form: str) -> str:
+    """The unit figures.json records for a value shown with a given format."""
+    return UNITS.get(form, "number")
+
+
+def _table_figures(blocks: Blocks) -> list[Figure]:
+    """Every number in every table (chart data included), so figures.json holds all a page shows."""
+    out = []
+    tables = list(blocks.tables.values()) + [c.table for c in blocks.charts.values()]
+    for table in tables:
+        first = table.columns[0]
+        for row in table.rows:
+            label = row.get("key") or fmt.cell(row[first.key], first.fmt)
+            for col in table.columns[1:]:
+                value = row.get(col.key)
+                if col.numeric and value is not None:
+                    out.append(Figure(f"table.{table.id}.{label}.{col.key}", float(value), unit_of(col.fmt)))
+    return out

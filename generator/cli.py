@@ -94,6 +94,52 @@ def build(content: Path, out: Path, templates: Path, check: bool) -> None:
     )
 
 
+@cli.command()
+@content_option
+@out_option
+@templates_option
+@click.option("--ref", default="HEAD", show_default=True, help="Git ref whose committed figures.json is the old side.")
+@click.option(
+    "--old",
+    "old_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read the old figures from this figures.json instead of git.",
+)
+@click.option(
+    "--new",
+    "new_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read the new figures from this figures.json instead of building.",
+)
+@click.option("--format", "form", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+def changes(
+    content: Path, out: Path, templates: Path, ref: str, old_file: Path | None, new_file: Path | None, form: str
+) -> None:
+    """Compare figures: the site at a git ref against a fresh build. Exit 0 if none changed, 3 if some did."""
+    from generator import changes as ch
+
+    if old_file is not None:
+        old_raw, old_name = _read(old_file), str(old_file)
+    else:
+        old_raw, old_name = ch.at_ref(ref, out / "figures.json"), f"{ref}:{out}/figures.json"
+    old = ch.parse(old_raw, old_name) if old_raw is not None else {}
+    if new_file is not None:
+        new = ch.parse(_read(new_file), str(new_file))
+    else:
+        new = ch.parse(render_site(content, templates).files["figures.json"], "the fresh build")
+    found = ch.compare(old, new)
+    click.echo(ch.render_markdown(found) if form == "markdown" else ch.render_text(found), nl=False)
+    if found:
+        raise click.exceptions.Exit(3)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
+
+
 def main() -> None:
     """Entry point: clean one-line errors for bad input, a traceback only for bugs."""
     try:

@@ -14,6 +14,11 @@ from generator.schema import Doc, F, list_of, opt, parse_yaml, read_text, record
 
 SOURCE_FIELDS = {"source": F("text"), "url": opt("url")}
 
+PRICE_GUARD = record(
+    {"max_change": F("positive"), "min_usd_per_gpu_hour": F("positive")},
+    required=False,
+)
+
 SITE = record(
     {
         "title": F("text"),
@@ -22,8 +27,18 @@ SITE = record(
         "author": F("text"),
         "publisher": F("text"),
         "language": F("text"),
+        "price_guard": PRICE_GUARD,
     }
 )
+
+
+@dataclass(frozen=True)
+class PriceGuard:
+    """How far a price may move between snapshots before someone must confirm it."""
+
+    max_change: float = 0.5
+    min_usd_per_gpu_hour: float = 0.05
+
 
 HARDWARE = record(
     {
@@ -168,6 +183,7 @@ class Site:
     author: str
     publisher: str
     language: str
+    price_guard: PriceGuard = PriceGuard()
 
 
 @dataclass(frozen=True)
@@ -262,6 +278,7 @@ class Offer:
     notes: str | None
     confirmed: bool
     file: str
+    line: int | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -430,6 +447,8 @@ def load_content(root: Path) -> Catalog:
                     bench_doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
 
     snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems)
+    guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})
+    problems.extend(check_prices(snapshots, guard))
     articles = _load_articles(root / "articles", problems)
     slugs: dict[str, str] = {}
     for art in articles:
@@ -442,7 +461,7 @@ def load_content(root: Path) -> Catalog:
     assert site and evaluation is not None
     return Catalog(
         root=root,
-        site=Site(**site),
+        site=Site(**{**site, "price_guard": guard}),
         gpus=gpus,
         models=models,
         methods=methods,
@@ -452,6 +471,40 @@ def load_content(root: Path) -> Catalog:
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )
+
+
+def check_prices(snapshots: dict[str, tuple[Snapshot, ...]], guard: PriceGuard) -> list[str]:
+    """Flag implausible prices: below a floor per GPU-hour, or a jump against the previous snapshot.
+
+    An offer marked `confirmed: true` passes; that is how a real price cut or rise is accepted.
+    """
+    problems = []
+    for provider, snaps in snapshots.items():
+        previous: dict[tuple[str, int], Offer] = {}
+        for snap in snaps:
+            for offer in snap.offers:
+                where = f"{offer.file}:{offer.line}" if offer.line else offer.file
+                label = f"{provider} {offer.gpu}x{offer.count}"
+                per_gpu = offer.usd_per_hour / offer.count
+                old = previous.get((offer.gpu, offer.count))
+                if not offer.confirmed:
+                    if per_gpu < guard.min_usd_per_gpu_hour:
+                        problems.append(
+                            f"{where}: usd_per_hour: {label} at ${offer.usd_per_hour:,.2f} is "
+                            f"${per_gpu:,.4f} per GPU-hour, below the ${guard.min_usd_per_gpu_hour:,.2f} floor; "
+                            "set 'confirmed: true' on the offer if the price is real"
+                        )
+                    elif old is not None:
+                        change = offer.usd_per_hour / old.usd_per_hour - 1
+                        if abs(change) > guard.max_change:
+                            problems.append(
+                                f"{where}: usd_per_hour: {label} moved from ${old.usd_per_hour:,.2f} "
+                                f"({old.checked.isoformat()}) to ${offer.usd_per_hour:,.2f}, {change:+.0%}, "
+                                f"more than the {guard.max_change:.0%} limit; "
+                                "set 'confirmed: true' on the offer if the price is real"
+                            )
+                previous[(offer.gpu, offer.count)] = offer
+    return problems
 
 
 def _unknown(what: str, value: str, table: dict) -> str:
@@ -517,6 +570,7 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
                         notes=o["notes"],
                         confirmed=bool(o["confirmed"]),
                         file=display,
+                        line=doc.line(("offers", i, "usd_per_hour")),
                     )
                 )
             if data["checked"] is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator import formatting
+
 
 @dataclass(frozen=True)
 class Column:
@@ -44,10 +46,17 @@ class Input:
     """One input figure a page relies on, with where it comes from."""
 
     what: str
-    value: str
+    number: float
+    fmt: str  # a format name, as for table columns
+    unit: str  # shown after the number; '' when the format carries it ($, %)
     source: str
     url: str | None = None
     date: str | None = None
+
+    @property
+    def value(self) -> str:
+        text = formatting.cell(self.number, self.fmt)
+        return f"{text} {self.unit}" if self.unit else text
 
 
 @dataclass

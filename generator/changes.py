@@ -1,0 +1,162 @@
+"""Compare the figures of two builds: what a price refresh changed, article by article."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator import formatting as fmt
+from generator.errors import CostpressError
+
+
+@dataclass
+class Change:
+    id: str
+    unit: str
+    old: float | None
+    new: float | None
+
+    @property
+    def share(self) -> float | None:
+        if self.old in (None, 0) or self.new is None:
+            return None
+        return self.new / self.old - 1
+
+
+@dataclass
+class ArticleChanges:
+    slug: str
+    title: str
+    changed: list[Change] = field(default_factory=list)
+    added: list[Change] = field(default_factory=list)
+    removed: list[Change] = field(default_factory=list)
+    prices_checked: tuple[list[str], list[str]] | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.changed or self.added or self.removed or self.prices_checked)
+
+
+def parse(data: bytes, where: str) -> dict:
+    try:
+        doc = json.loads(data)
+        return doc["articles"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CostpressError(f"{where}: not a costpress figures.json ({exc})") from None
+
+
+def at_ref(ref: str, path: Path) -> bytes | None:
+    """figures.json as committed at a git ref; None when the file did not exist there."""
+    path = path.resolve()
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=path.parent if path.parent.exists() else None,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        raise CostpressError(f"{path}: not inside a git work tree; pass --old FILE instead of --ref") from None
+    rel = path.relative_to(Path(top).resolve()).as_posix()
+    done = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=top, capture_output=True)
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        if message and ("does not exist" in message[-1] or "exists on disk, but not in" in message[-1]):
+            return None
+        raise CostpressError(f"git show {ref}:{rel}: {message[-1] if message else 'failed'}")
+    return done.stdout
+
+
+def compare(old: dict, new: dict) -> list[ArticleChanges]:
+    """Per-article lists of changed, added and removed figures, sorted by slug and id."""
+    out = []
+    for slug in sorted(set(old) | set(new)):
+        o, n = old.get(slug, {}), new.get(slug, {})
+        art = ArticleChanges(slug, n.get("title") or o.get("title") or slug)
+        of = {f["id"]: f for f in o.get("figures", [])}
+        nf = {f["id"]: f for f in n.get("figures", [])}
+        for fid in sorted(set(of) | set(nf)):
+            a, b = of.get(fid), nf.get(fid)
+            if a and b:
+                if a["value"] != b["value"]:
+                    art.changed.append(Change(fid, b["unit"], a["value"], b["value"]))
+            elif b:
+                art.added.append(Change(fid, b["unit"], None, b["value"]))
+            else:
+                art.removed.append(Change(fid, a["unit"], a["value"], None))
+        if o.get("prices_checked") != n.get("prices_checked"):
+            art.prices_checked = (o.get("prices_checked") or [], n.get("prices_checked") or [])
+        if not art.empty:
+            out.append(art)
+    return out
+
+
+def show(value: float | None, unit: str) -> str:
+    if value is None:
+        return "none"
+    if unit.startswith("USD"):
+        return fmt.usd(value) + unit[3:]
+    if unit == "hours":
+        return f"{fmt.number(value, 2)} hours"
+    if unit == "share":
+        return fmt.pct(value, 1)
+    if unit == "ratio":
+        return fmt.ratio(value, 3)
+    text = fmt._trim(fmt.dround(value, 4))
+    return text if unit == "number" else f"{text} {unit}"
+
+
+def _pct(change: Change) -> str:
+    return "" if change.share is None else f" ({change.share * 100:+.1f}%)"
+
+
+def render_text(changes: list[ArticleChanges]) -> str:
+    if not changes:
+        return "No figure changed.\n"
+    lines = []
+    for art in changes:
+        lines.append(f"{art.slug}: {len(art.changed)} changed, {len(art.added)} added, {len(art.removed)} removed")
+        if art.prices_checked:
+            lines.append(
+                f"  prices checked: {', '.join(art.prices_checked[0]) or 'none'} -> "
+                f"{', '.join(art.prices_checked[1]) or 'none'}"
+            )
+        for c in art.changed:
+            lines.append(f"  {c.id}: {show(c.old, c.unit)} -> {show(c.new, c.unit)}{_pct(c)}")
+        for c in art.added:
+            lines.append(f"  + {c.id}: {show(c.new, c.unit)}")
+        for c in art.removed:
+            lines.append(f"  - {c.id}: {show(c.old, c.unit)}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(changes: list[ArticleChanges]) -> str:
+    if not changes:
+        return "No figure changed.\n"
+    total = sum(len(a.changed) + len(a.added) + len(a.removed) for a in changes)
+    out = [f"Price refresh: {total} figures differ in {len(changes)} articles.", ""]
+    for art in changes:
+        out += [f"### {_cell(art.title)} (`{art.slug}`)", ""]
+        if art.prices_checked:
+            out += [
+                f"Prices checked: {', '.join(art.prices_checked[0]) or 'none'} → "
+                f"{', '.join(art.prices_checked[1]) or 'none'}",
+                "",
+            ]
+        out += ["| figure | old | new | change |", "|---|---:|---:|---:|"]
+        for c in art.changed:
+            share = "" if c.share is None else f"{c.share * 100:+.1f}%"
+            out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | {_cell(show(c.new, c.unit))} | {share} |")
+        for c in art.added:
+            out.append(f"| `{c.id}` | (new) | {_cell(show(c.new, c.unit))} | added |")
+        for c in art.removed:
+            out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | (gone) | removed |")
+        out.append("")
+    return "\n".join(out)

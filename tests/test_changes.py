@@ -1,0 +1,71 @@
+"""`costpress changes`: the figures a price edit moved, old -> new."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from conftest import TEMPLATES, make_content, replace, run_cli
+
+P70 = 70_553_706_496
+
+
+def git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A git repo holding content/, templates/ and a committed site/."""
+    make_content(tmp_path)
+    shutil.copytree(TEMPLATES, tmp_path / "templates")
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("build").exit_code == 0
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "site")
+    return tmp_path
+
+
+def test_nothing_changed(repo):
+    result = run_cli("changes")
+    assert result.exit_code == 0
+    assert result.output == "No figure changed.\n"
+
+
+def test_price_edit_lists_exactly_the_changed_figures(repo):
+    path = repo / "content/prices/nodus/2026-11-05.yaml"
+    path.write_text(replace("usd_per_hour: 5.50}", "usd_per_hour: 6.05}")(path.read_text()))
+    result = run_cli("changes")
+    assert result.exit_code == 3, result.output
+    out = result.output
+    hours = 6 * P70 * 20e6 / (2250e12 * 0.3 * 3600)
+    old, new = hours * 5.50, hours * 6.05
+    assert (f"{old:.2f}", f"{new:.2f}") == ("19.16", "21.08")
+    assert f"run.lora@nodus:b200x1.training_cost: ${old:.2f} -> ${new:.2f} (+10.0%)" in out
+    assert "input.Hourly price, 1 × B200: $5.50 -> $6.05 (+10.0%)" in out
+    assert "dgx-spark-70b-qlora-cost" not in out  # article A does not use Nodus prices
+    # every line is a real change: compare with the two figure files independently
+    assert run_cli("build").exit_code == 0
+    committed = subprocess.run(["git", "show", "HEAD:site/figures.json"], cwd=repo, capture_output=True, check=True)
+    before = {f["id"]: f["value"] for a in json.loads(committed.stdout)["articles"].values() for f in a["figures"]}
+    after_doc = json.loads((repo / "site/figures.json").read_text())["articles"]
+    after = {f["id"]: f["value"] for a in after_doc.values() for f in a["figures"]}
+    truly = {k for k in before.keys() & after.keys() if before[k] != after[k]}
+    listed = {line.split(": ")[0].strip() for line in out.splitlines() if " -> " in line and line.startswith("  ")}
+    listed.discard("prices checked")
+    assert listed == truly
+    md = run_cli("changes", "--format", "markdown", "--old", str(repo / "no-such.json"))
+    assert md.exit_code == 1 and "cannot read" in md.output
+
+
+def test_markdown_body(repo):
+    path = repo / "content/prices/spark-rental/2026-10-28.yaml"
+    path.write_text(replace("usd_per_hour: 0.75", "usd_per_hour: 0.80")(path.read_text()))
+    result = run_cli("changes", "--format", "markdown")
+    assert result.exit_code == 3
+    assert "### What a 70B QLoRA fine-tune costs on a rented DGX Spark (`dgx-spark-70b-qlora-cost`)" in result.output
+    cost = 100e6 / 759.79 / 3600
+    assert f"| `snippet.cost` | ${cost * 0.75:.2f} | ${cost * 0.80:.2f} | +6.7% |" in result.output
