@@ -34,6 +34,7 @@ class Context:
     inputs: list[Input]
     figures: list[Figure]
     prices_checked: list[Any] = field(default_factory=list)  # dates of snapshots used
+    providers: list[str] = field(default_factory=list)  # providers whose prices the page uses
 
 
 class Recorder:
@@ -278,7 +279,7 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
             offer.checked.isoformat(),
         )
     ]
-    return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked])
+    return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])
 
 
 # --- FLOP kind -----------------------------------------------------------------
@@ -749,7 +750,7 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
                 )
             )
     checked = sorted({o.checked for o, _ in offers})
-    return Context(values, blocks, inputs, list(rec.figures.values()), checked)
+    return Context(values, blocks, inputs, list(rec.figures.values()), checked, sorted({o.provider for o, _ in offers}))
 
 
 def _providers(offers) -> str:
@@ -784,9 +785,183 @@ def _manifest(m: dict, name: str, best: dict, epochs: int, max_cost: float) -> s
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
 
 
+# --- market kind -----------------------------------------------------------------
+
+MARKET = record(
+    {
+        "model": F("id"),
+        "methods": list_of(F("id")),
+        "providers": list_of(F("slug")),
+        "tokens": F("tokens"),
+        "utilization": F("share"),
+        "startup_hours": F("nonnegative"),
+    }
+)
+
+
+def build_market(cat: Catalog, art: Article, p: dict) -> Context:
+    """One run priced at every provider's offers: the cheapest fitting setup per provider and GPU type."""
+    rec = Recorder()
+    blocks = Blocks()
+    model = _lookup(cat.models, p["model"], "model", art, ("model",))
+    methods = [_lookup(cat.methods, m, "method", art, ("methods", i)) for i, m in enumerate(p["methods"])]
+    snaps = []
+    for i, provider in enumerate(p["providers"]):
+        snap = cat.snapshot(provider, art.prices_as_of)
+        if snap is None:
+            when = f" on or before {art.prices_as_of}" if art.prices_as_of else ""
+            _fail(art, ("providers", i), f"no price snapshot for provider {provider!r}{when}")
+        snaps.append(snap)
+    rows = []
+    for method in methods:
+        mem = cat.memory.get((model.id, method.id))
+        if mem is None:
+            _fail(art, ("methods",), f"no training-state memory recorded for {model.id} with {method.id}")
+        for snap in snaps:
+            for offer in snap.offers:
+                gpu = cat.gpus[offer.gpu]
+                if not engine.fits(mem.gb, gpu.memory_gb, offer.count):
+                    continue
+                rows.append(
+                    {
+                        "key": f"{method.id}@{offer.key}",
+                        "method": method.id,
+                        "method_name": method.name,
+                        "provider": offer.provider_name,
+                        "offer": offer.key,
+                        "gpu": gpu.id,
+                        "gpu_name": gpu.name,
+                        "count": offer.count,
+                        "setup": f"{offer.count} × {gpu.name}",
+                        "label": f"{offer.provider_name}, {offer.count} × {gpu.name}",
+                        "peak_tflops": gpu.peak_tflops * offer.count,
+                        "usd_per_hour": offer.usd_per_hour,
+                        "ops_per_param": method.ops_per_param,
+                        "parameters": float(model.parameters),
+                        "state_gb": mem.gb,
+                    }
+                )
+    if not rows:
+        _fail(art, ("providers",), "no offer of these providers holds the training state of any listed method")
+    grid = engine.flop_grid(pd.DataFrame(rows), [p["tokens"]], p["utilization"], p["startup_hours"])
+    grid["price_per_pflop_hour"] = engine.price_per_pflop_hour(grid["usd_per_hour"], grid["peak_tflops"])
+    per_method = {}
+    for method in methods:
+        sub = grid[grid["method"] == method.id]
+        if sub.empty:
+            per_method[method.id] = None
+            continue
+        # one row per provider and GPU type: the GPU count with the cheapest run
+        sub = engine.rank(sub, "cost_with_startup").drop_duplicates(["provider", "gpu"])
+        ranked = engine.rank(sub, "cost_with_startup")
+        records = ranked.to_dict("records")
+        best, worst = records[0], records[-1]
+        leaders = engine.leaders(ranked, "cost_with_startup")["label"].tolist()
+        hour = engine.rank(ranked, "usd_per_hour").iloc[0].to_dict()
+        per_method[method.id] = {
+            "name": method.name,
+            "state_gb": float(sub["state_gb"].iloc[0]),
+            "best": best,
+            "worst": worst,
+            "leaders": leaders,
+            "is_tied": len(leaders) > 1,
+            "count": len(records),
+            "cheapest_hour": hour,
+            "best_is_cheapest_hour": hour["key"] == best["key"],
+            "spread": rec(f"{method.id}.spread", worst["cost_with_startup"] / best["cost_with_startup"], "ratio"),
+            "providers": len({r["provider"] for r in records}),
+        }
+        for r in records:
+            rec(f"{method.id}.{r['offer']}.cost_with_startup", r["cost_with_startup"], "USD", r["offer"])
+        blocks.add(
+            Table(
+                f"offers-{method.id}",
+                f"{method.name} on {model.name}, {fmt.tokens(p['tokens'])} tokens at {fmt.pct(p['utilization'])} "
+                "utilization: the cheapest setup of each GPU type at each provider",
+                [
+                    Column("label", "Provider and setup"),
+                    Column("usd_per_hour", "Price per hour (USD)", "usd", True),
+                    Column("price_per_pflop_hour", "USD per PFLOP-hour", "usd", True),
+                    Column("hours", "Hours", "hours", True),
+                    Column("cost_with_startup", "Run cost with startup (USD)", "usd", True),
+                    Column("usd_per_million", "USD per million tokens", "usd", True),
+                ],
+                records,
+            )
+        )
+        title = f"{method.name}: run cost by provider and setup"
+        fig = charts.bar(
+            title,
+            [r["label"] for r in records],
+            [r["cost_with_startup"] for r in records],
+            [fmt.usd(r["cost_with_startup"]) for r in records],
+            "Provider and setup",
+            "Run cost with startup (USD)",
+        )
+        blocks.add(
+            Chart(
+                f"cost-{method.id}",
+                title,
+                fig,
+                Table(
+                    f"cost-{method.id}-data",
+                    f"{method.name}: run cost with startup by provider and setup",
+                    [Column("label", "Provider and setup"), Column("cost_with_startup", "USD", "usd", True)],
+                    records,
+                ),
+            )
+        )
+    values = {
+        "model": {"name": model.name, "parameters": model.parameters},
+        "tokens": p["tokens"],
+        "utilization": p["utilization"],
+        "startup_minutes": p["startup_hours"] * 60,
+        "methods": per_method,
+        "providers": [{"name": s.name, "checked": s.checked, "offers": len(s.offers), "notes": s.notes} for s in snaps],
+    }
+    inputs = [
+        Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
+        Input("Utilization, planning figure", p["utilization"], "pct", "", "Assumption of this article"),
+    ]
+    used = {r["offer"] for r in rows}
+    for snap in snaps:
+        for offer in snap.offers:
+            if offer.key in used:
+                note = f" ({snap.notes})" if snap.notes else ""
+                inputs.append(
+                    Input(
+                        f"Hourly price, {offer.provider_name} {offer.count} × {cat.gpus[offer.gpu].name}",
+                        offer.usd_per_hour,
+                        "usd",
+                        "",
+                        f"{offer.provider_name}: {offer.source}{note}",
+                        offer.url,
+                        offer.checked.isoformat(),
+                    )
+                )
+    for gpu_id in sorted({r["gpu"] for r in rows}):
+        gpu = cat.gpus[gpu_id]
+        inputs.append(
+            Input(f"Dense BF16 peak, {gpu.name}", gpu.peak_tflops, "num", "TFLOPS", gpu.peak_source, gpu.peak_url)
+        )
+        inputs.append(Input(f"Memory, {gpu.name}", gpu.memory_gb, "num", "GB", gpu.memory_source, gpu.memory_url))
+    for method in methods:
+        mem = cat.memory[(model.id, method.id)]
+        inputs.append(Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url))
+    return Context(
+        values,
+        blocks,
+        inputs,
+        list(rec.figures.values()),
+        sorted({s.checked for s in snaps}),
+        [s.provider for s in snaps],
+    )
+
+
 KINDS = {
     "throughput": (THROUGHPUT, build_throughput),
     "flops": (FLOPS, build_flops),
+    "market": (MARKET, build_market),
 }
 
 
@@ -804,10 +979,47 @@ def build_context(cat: Catalog, art: Article) -> Context | None:
         ctx = build(cat, art, params)
     except ParamError:
         return None
+    history = price_history(cat, ctx.providers, art.prices_as_of)
+    ctx.values["has_price_history"] = history is not None
+    if history is not None:
+        ctx.blocks.add(history)
     inputs = [Figure(f"input.{i.what}", float(i.number), i.unit or unit_of(i.fmt)) for i in ctx.inputs]
     merged = ctx.figures + _table_figures(ctx.blocks) + inputs
     ctx.figures = sorted({f.id: f for f in merged}.values(), key=lambda f: f.id)
     return ctx
+
+
+def price_history(cat: Catalog, providers: list[str], as_of) -> Chart | None:
+    """Price per GPU-hour over time for each provider and GPU type, when a provider has 2+ snapshots."""
+    series, rows = [], {}
+    for provider in sorted(set(providers)):
+        snaps = [s for s in cat.snapshots.get(provider, ()) if as_of is None or s.checked <= as_of]
+        if len(snaps) < 2:
+            continue
+        points: dict[str, dict] = {}
+        for snap in snaps:
+            for gpu in sorted({o.gpu for o in snap.offers}):
+                cheapest = min(o.usd_per_hour / o.count for o in snap.offers if o.gpu == gpu)
+                points.setdefault(gpu, {})[snap.checked.isoformat()] = cheapest
+        name = snaps[-1].name
+        for gpu, by_day in sorted(points.items()):
+            label = f"{name}, {cat.gpus[gpu].name}"
+            series.append((label, list(by_day), list(by_day.values())))
+            for day, value in by_day.items():
+                rows.setdefault(day, {"day": day})[f"{provider}:{gpu}"] = value
+    if not series:
+        return None
+    keys = sorted({k for row in rows.values() for k in row if k != "day"})
+    labels = {f"{p}:{g}": f"{cat.snapshots[p][-1].name}, {cat.gpus[g].name}" for p, g in (k.split(":") for k in keys)}
+    title = "Price per GPU-hour over time (cheapest offer of each GPU type)"
+    fig = charts.dated_lines(title, series, "Snapshot date", "USD per GPU-hour")
+    table = Table(
+        "price-history-data",
+        "Price per GPU-hour by snapshot date",
+        [Column("day", "Snapshot")] + [Column(k, labels[k], "usd", True) for k in keys],
+        [rows[d] for d in sorted(rows)],
+    )
+    return Chart("price-history", title, fig, table)
 
 
 UNITS = {

@@ -80,6 +80,27 @@ def lines(
     return _validated({"data": data, "layout": _layout(title, xaxis, yaxis, True)})
 
 
+def dated_lines(
+    title: str, series: Sequence[tuple[str, Sequence[str], Sequence[float]]], x_title: str, y_title: str
+) -> dict:
+    """One line per (name, ISO dates, values), on a date axis."""
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": name,
+            "x": list(days),
+            "y": _clean(values),
+            "line": {"color": COLORS[i % len(COLORS)], "width": 2, "shape": "hv"},
+            "hovertemplate": f"{name}<br>%{{x}}: $%{{y:,.2f}}<extra></extra>",
+        }
+        for i, (name, days, values) in enumerate(series)
+    ]
+    xaxis = {"title": {"text": x_title}, "type": "date"}
+    yaxis = {"title": {"text": y_title}, "tickprefix": "$", "rangemode": "tozero"}
+    return _validated({"data": data, "layout": _layout(title, xaxis, yaxis, True)})
+
+
 def _validated(fig: dict) -> dict:
     """Let plotly check every property name and value, then keep the plain dict."""
     go.Figure(fig)

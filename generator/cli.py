@@ -133,6 +133,45 @@ def changes(
         raise click.exceptions.Exit(3)
 
 
+@cli.command("import-prices")
+@click.argument("kind", type=click.Choice(["skypilot"]))
+@click.argument("csv_file", metavar="CSV", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--provider", required=True, help="Provider id: the folder under prices/ (lower-case, digits, '-').")
+@click.option("--name", default=None, help="Provider name shown on pages (default: the id).")
+@click.option(
+    "--checked",
+    required=True,
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Date the prices were read, YYYY-MM-DD: the snapshot's file name.",
+)
+@click.option(
+    "--out",
+    "out",
+    default="content/prices",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding the provider folders.",
+)
+@content_option
+def import_prices(
+    kind: str, csv_file: Path, provider: str, name: str | None, checked, out: Path, content: Path
+) -> None:
+    """Turn a cloud price catalog (a SkyPilot vms.csv) into a dated price snapshot."""
+    from generator.importers import import_skypilot
+    from generator.load import load_hardware
+    from generator.schema import SLUG_RE
+
+    if not SLUG_RE.match(provider):
+        raise CostpressError(f"--provider: expected lower-case letters, digits and '-', got {provider!r}")
+    text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name)
+    target = out / provider / f"{checked.date().isoformat()}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    for line in summary.lines():
+        click.echo(line)
+    click.echo(f"wrote {target}")
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()

@@ -55,6 +55,8 @@ HARDWARE = record(
                     "memory_source": F("text"),
                     "memory_url": opt("url"),
                     "notes": opt("text"),
+                    "catalog_names": list_of(F("text"), required=False),
+                    "catalog_instances": list_of(F("text"), required=False),
                 }
             )
         )
@@ -140,6 +142,7 @@ SNAPSHOT = record(
         "checked": F("date"),
         "source": F("text"),
         "url": opt("url"),
+        "notes": opt("text"),
         "currency": F("choice", choices=("USD",)),
         "offers": list_of(
             record(
@@ -198,6 +201,8 @@ class Gpu:
     memory_source: str
     memory_url: str | None
     notes: str | None = None
+    catalog_names: tuple[str, ...] | None = None
+    catalog_instances: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -299,6 +304,7 @@ class Snapshot:
     url: str | None
     file: str
     offers: tuple[Offer, ...]
+    notes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -390,7 +396,7 @@ def _index(doc: Doc, items: list, key: str, cls: type, listname: str) -> dict:
         if item[key] in out:
             doc.problem((listname, i, key), f"duplicate id {item[key]!r}")
             continue
-        out[item[key]] = cls(**item)
+        out[item[key]] = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in item.items()})
     return out
 
 
@@ -471,6 +477,17 @@ def load_content(root: Path) -> Catalog:
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )
+
+
+def load_hardware(root: Path) -> dict[str, Gpu]:
+    """Only hardware.yaml, for tools that need GPU ids without a whole build."""
+    problems: list[str] = []
+    doc = _load_doc(root / "hardware.yaml", problems)
+    hw = _records(doc, HARDWARE)
+    gpus = _index(doc, hw["gpus"], "id", Gpu, "gpus") if hw else {}
+    if problems:
+        raise ContentError(problems)
+    return gpus
 
 
 def check_prices(snapshots: dict[str, tuple[Snapshot, ...]], guard: PriceGuard) -> list[str]:
@@ -584,6 +601,7 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
                     url=data["url"],
                     file=display,
                     offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
+                    notes=data["notes"],
                 )
             )
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}

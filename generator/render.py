@@ -133,6 +133,7 @@ class Renderer:
         filters = _safe_filters()
         for env in (self.html, self.md, self.body):
             env.filters.update(filters)
+        self.body.filters["sentence"] = lambda text: str(text)[:1].upper() + str(text)[1:]
         self.html.filters["json_script"] = json_script
         self.md.filters["md"] = md_escape
         self.md.filters["md_cell"] = md_cell

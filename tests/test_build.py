@@ -81,7 +81,11 @@ def test_pages_and_assets_present(site):
 def test_index_lists_articles_newest_first(site):
     soup = site.html(".")  # site/index.html
     links = [a["href"] for a in soup.select(".post-list a")]
-    assert links == ["fine-tune-70b-cost-by-setup/index.html", "dgx-spark-70b-qlora-cost/index.html"]
+    assert links == [
+        "70b-fine-tune-across-clouds/index.html",  # 2026-11-29
+        "fine-tune-70b-cost-by-setup/index.html",  # 2026-11-05
+        "dgx-spark-70b-qlora-cost/index.html",  # 2026-10-28
+    ]
 
 
 def test_no_absolute_links_inside_the_site(site):

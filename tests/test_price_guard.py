@@ -6,7 +6,7 @@ import pytest
 from conftest import TEMPLATES, B, Built, make_content, run_cli
 
 OLD = (
-    "provider: nodus\nchecked: 2026-11-05\nsource: Nodus pricing page\ncurrency: USD\noffers:\n"
+    "provider: nodus\nname: Nodus\nchecked: 2026-11-05\nsource: Nodus pricing page\ncurrency: USD\noffers:\n"
     "  - {gpu: a100-80gb, count: 1, usd_per_hour: 1.09}\n"
     "  - {gpu: h100, count: 1, usd_per_hour: 2.60}\n"
     "  - {gpu: b200, count: 1, usd_per_hour: 5.50}\n"
@@ -44,20 +44,20 @@ def _tree(folder):
         (
             "55.00",
             "2.60",
-            "content/prices/nodus/2026-11-12.yaml:8: usd_per_hour: nodus b200x1 moved from $5.50 "
+            "content/prices/nodus/2026-11-12.yaml:9: usd_per_hour: nodus b200x1 moved from $5.50 "
             "(2026-11-05) to $55.00, +900%, more than the 50% limit",
         ),
         (
             "5.50",
             "0.01",
-            "content/prices/nodus/2026-11-12.yaml:7: usd_per_hour: nodus h100x1 at $0.01 is "
+            "content/prices/nodus/2026-11-12.yaml:8: usd_per_hour: nodus h100x1 at $0.01 is "
             "$0.0100 per GPU-hour, below the $0.05 floor",
         ),
         ("2.00", "2.60", "nodus b200x1 moved from $5.50 (2026-11-05) to $2.00, -64%"),
         (
             "0",
             "2.60",
-            "content/prices/nodus/2026-11-12.yaml:8: offers[2].usd_per_hour: expected a positive number, got 0",
+            "content/prices/nodus/2026-11-12.yaml:9: offers[2].usd_per_hour: expected a positive number, got 0",
         ),
     ],
 )
@@ -96,3 +96,23 @@ def test_pinned_article_keeps_its_old_prices(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     text = Built(tmp_path / "site").text(B)
     assert "Hourly price, 1 × B200: $5.50" in text and "prices checked 2026-11-05" in text
+
+
+def test_price_history_chart_appears_with_a_second_snapshot(tmp_path, monkeypatch):
+    make_content(tmp_path, {"prices/nodus/2026-11-12.yaml": newer("5.00", h100="2.40")})
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("build", "--content", "content", "--out", "site", "--templates", str(TEMPLATES))
+    assert result.exit_code == 0, result.output
+    site = Built(tmp_path / "site")
+    rows = site.table(B, "price-history-data")
+    assert rows[0][0] == "Snapshot" and "Nodus, B200" in rows[0]
+    col = rows[0].index("Nodus, B200")
+    # cheapest B200 offer per GPU-hour: min(5.50, 44.00 / 8) = 5.50, then min(5.00, 5.50) = 5.00
+    assert [r[col] for r in rows[1:]] == ["$5.50", "$5.00"]
+    h100 = rows[0].index("Nodus, H100 SXM")
+    assert [r[h100] for r in rows[1:]] == ["$2.60", "$2.40"]
+    assert site.html(B).find("div", id=f"{B}-price-history") is not None
+
+
+def test_no_history_chart_with_one_snapshot(site):
+    assert site.html(B).find("div", id=f"{B}-price-history") is None

@@ -1,0 +1,234 @@
+"""Turn cloud price catalogs into costpress price snapshots.
+
+Supported: SkyPilot catalog `vms.csv` files (schema v6 and v7). Columns are
+read by header name because their order differs per cloud. Known quirks:
+GCP lists host VMs and GPUs in separate rows (summed per zone), prices may be
+empty, rows repeat per availability zone, and one Azure size carries a wrong
+GPU count.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import fnmatch
+import io
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from generator.errors import CostpressError
+from generator.load import Gpu
+
+REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region", "Price", "SpotPrice")
+
+# GCP host VM families and the accelerator each one carries (the count is in the name: -8g).
+GCP_HOSTS = {
+    "a2-highgpu": "A100",
+    "a2-megagpu": "A100",
+    "a2-ultragpu": "A100-80GB",
+    "a3-highgpu": "H100",
+    "a3-edgegpu": "H100",
+    "a3-megagpu": "H100-MEGA",
+    "a3-ultragpu": "H200",
+}
+GCP_HOST_RE = re.compile(r"^(a\d-[a-z]+gpu)-(\d+)g(?:-[a-z]+)?$")
+
+# Sizes whose catalog GPU count is wrong (the real VM has 8 H100s).
+COUNT_FIXES = {"Standard_ND96isr_H100_v5": 8}
+
+
+@dataclass
+class Row:
+    instance: str
+    accelerator: str
+    count: int
+    region: str
+    zone: str
+    price: float | None
+    spot: float | None
+
+
+@dataclass
+class Summary:
+    rows: int = 0
+    offers: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    unknown: Counter = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"read {self.rows} rows, wrote {self.offers} offers"]
+        for reason, n in sorted(self.skipped.items()):
+            out.append(f"skipped {n} rows: {reason}")
+        if self.unknown:
+            names = ", ".join(f"{name} ({n})" for name, n in sorted(self.unknown.items()))
+            out.append(
+                f"skipped {sum(self.unknown.values())} rows with accelerators hardware.yaml does not map: {names}"
+            )
+        out.extend(self.notes)
+        return out
+
+
+def _number(text: str) -> float | None:
+    text = (text or "").strip()
+    if not text:
+        return None
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def read_skypilot(path: Path, summary: Summary) -> list[Row]:
+    """Parse a SkyPilot vms.csv by column name."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
+    if b"\0" in raw:
+        raise CostpressError(f"{path}: expected a CSV text file, found binary data")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CostpressError(f"{path}: expected UTF-8 text") from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise CostpressError(
+            f"{path}: not a SkyPilot vms.csv: missing column {', '.join(repr(m) for m in missing)} "
+            f"(found: {', '.join(header) or 'none'})"
+        )
+    rows = []
+    for n, rec in enumerate(reader, start=2):
+        summary.rows += 1
+        try:
+            count_text = (rec["AcceleratorCount"] or "").strip()
+            count = float(count_text) if count_text else 0.0
+            price, spot = _number(rec["Price"]), _number(rec["SpotPrice"])
+        except (ValueError, TypeError):
+            summary.skipped[f"unreadable number (first at line {n})"] += 1
+            continue
+        if count and not count.is_integer():
+            summary.skipped["fractional GPU count"] += 1
+            continue
+        rows.append(
+            Row(
+                instance=(rec["InstanceType"] or "").strip(),
+                accelerator=(rec["AcceleratorName"] or "").strip(),
+                count=int(count),
+                region=(rec["Region"] or "").strip(),
+                zone=(rec.get("AvailabilityZone") or "").strip(),
+                price=price,
+                spot=spot,
+            )
+        )
+    if summary.rows == 0:
+        raise CostpressError(f"{path}: the catalog has a header but no rows")
+    return rows
+
+
+def _merge_gcp(rows: list[Row], summary: Summary) -> list[Row]:
+    """GCP: a GPU VM costs host row + GPU row of the same zone; return whole-VM rows."""
+    hosts = [r for r in rows if not r.accelerator and r.instance]
+    gpus = [r for r in rows if r.accelerator and not r.instance]
+    if not hosts:
+        return rows
+    by_key = {(g.accelerator, g.count, g.zone): g for g in gpus}
+    used = set()
+    merged = [r for r in rows if r.accelerator and r.instance]
+    for host in hosts:
+        m = GCP_HOST_RE.match(host.instance)
+        family = GCP_HOSTS.get(m.group(1)) if m else None
+        if family is None:
+            summary.skipped["GCP host VM of an unknown family"] += 1
+            continue
+        count = int(m.group(2))
+        gpu = by_key.get((family, count, host.zone))
+        if gpu is None:
+            summary.skipped["GCP host VM with no GPU price in its zone"] += 1
+            continue
+        used.add((family, count, host.zone))
+        price = None if host.price is None or gpu.price is None else round(host.price + gpu.price, 6)
+        spot = None if host.spot is None or gpu.spot is None else round(host.spot + gpu.spot, 6)
+        merged.append(Row(host.instance, family, count, host.region, host.zone, price, spot))
+    for key in by_key:
+        if key not in used:
+            summary.skipped["GCP GPU price with no host VM row (GPU part only, not a full price)"] += 1
+    return merged
+
+
+def _gpu_for(row: Row, gpus: dict[str, Gpu]) -> str | None:
+    for gpu in gpus.values():
+        if any(fnmatch.fnmatchcase(row.instance, pat) for pat in gpu.catalog_instances or ()):
+            return gpu.id
+    for gpu in gpus.values():
+        if row.accelerator in (gpu.catalog_names or ()):
+            return gpu.id
+    return None
+
+
+def import_skypilot(
+    path: Path, provider: str, checked: dt.date, gpus: dict[str, Gpu], name: str | None = None
+) -> tuple[str, Summary]:
+    """Return the snapshot YAML text for one catalog, and what was kept and skipped."""
+    summary = Summary()
+    rows = _merge_gcp(read_skypilot(path, summary), summary)
+    groups: dict[tuple[str, int], list[Row]] = defaultdict(list)
+    for row in rows:
+        if row.instance in COUNT_FIXES and row.count != COUNT_FIXES[row.instance]:
+            summary.notes.append(f"{row.instance}: catalog says {row.count} GPUs, using {COUNT_FIXES[row.instance]}")
+            row.count = COUNT_FIXES[row.instance]
+        if not row.accelerator or row.count < 1:
+            summary.skipped["no accelerator"] += 1
+            continue
+        gpu = _gpu_for(row, gpus)
+        if gpu is None:
+            summary.unknown[row.accelerator] += 1
+            continue
+        if row.price is None or row.price <= 0:
+            summary.skipped["no on-demand price"] += 1
+            continue
+        groups[(gpu, row.count)].append(row)
+    summary.notes = sorted(set(summary.notes))
+    offers = []
+    for (gpu, count), group in sorted(groups.items()):
+        # A row whose spot price is above its on-demand price has columns we cannot trust
+        # (RunPod's L40S rows look swapped); price the offer from the other rows.
+        trusted = [r for r in group if r.spot is None or r.spot <= r.price]
+        if len(trusted) < len(group):
+            summary.skipped[f"spot above on-demand, row not trusted ({gpu} x{count})"] += len(group) - len(trusted)
+        if not trusted:
+            continue
+        best = min(trusted, key=lambda r: (r.price, r.region, r.zone, r.instance))
+        offer = {"gpu": gpu, "count": count, "usd_per_hour": best.price}
+        spots = [r.spot for r in trusted if r.spot is not None and r.spot > 0]
+        if spots:
+            offer["spot_usd_per_hour"] = min(spots)
+        offer["region"] = best.region
+        offer["instance_type"] = best.instance
+        offers.append(offer)
+    if not offers:
+        raise CostpressError(
+            f"{path}: no row maps to a GPU in hardware.yaml with an on-demand price; " + "; ".join(summary.lines()[1:])
+        )
+    summary.offers = len(offers)
+    doc = {
+        "provider": provider,
+        "name": name or provider,
+        "checked": checked,
+        "source": f"SkyPilot catalog extract {path.name}: lowest on-demand price across regions and zones",
+        "url": "https://github.com/skypilot-org/skypilot-catalog",
+        "notes": "checked is the date of the import; the catalog file does not record when its prices were read",
+        "currency": "USD",
+        "offers": offers,
+    }
+    header = f"# Imported by costpress import-prices from {path.name}. Edit the catalog, not this file.\n"
+    return header + yaml.safe_dump(
+        doc, sort_keys=False, default_flow_style=None, width=1000, allow_unicode=True
+    ), summary

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Import fresh SkyPilot catalogs as today's price snapshots, rebuild, test, and
+# write the change report. Used by .github/workflows/price-refresh.yml; run it
+# by hand the same way:
+#
+#   scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD]
+#
+# CATALOG_DIR holds one vms.csv per cloud, named <provider>.csv (lambda.csv,
+# nebius.csv, runpod.csv). Exit status: 0 nothing changed, 3 figures changed
+# (report in build/changes.md), anything else a failure (bad price, failing test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir=${1:?usage: scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD]}
+day=${2:-$(date -u +%F)}
+declare -A names=([lambda]=Lambda [nebius]=Nebius [runpod]=RunPod)
+
+make --quiet .venv/.installed
+for provider in "${!names[@]}"; do
+  csv="$dir/$provider.csv"
+  [ -f "$csv" ] || { echo "skip $provider: no $csv"; continue; }
+  .venv/bin/costpress import-prices skypilot "$csv" --provider "$provider" --name "${names[$provider]}" --checked "$day"
+done
+
+make site
+make test
+mkdir -p build
+status=0
+.venv/bin/costpress changes --format markdown > build/changes.md || status=$?
+cat build/changes.md
+exit "$status"
