@@ -20,7 +20,7 @@ test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest
 
 check: $(STAMP)  ## fail when site/ is not what content/ builds
-	$(BIN)/costpress build --check
+	$(BIN)/costpress build --check --strict
 
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests

@@ -10,8 +10,8 @@ import plotly.offline
 
 from generator.articles import build_context
 from generator.errors import ContentError
-from generator.load import Catalog, load_content
-from generator.render import Page, Renderer, RenderProblem
+from generator.load import Catalog, display_path, load_content
+from generator.render import Page, Renderer, RenderProblem, table_csv
 from generator.write import Files
 
 ASSET_FILES = ("style.css",)
@@ -22,6 +22,7 @@ class Result:
     catalog: Catalog
     pages: list[Page]
     files: Files
+    warnings: list[str]
 
 
 def render_site(content: Path, templates: Path) -> Result:
@@ -50,14 +51,57 @@ def render_site(content: Path, templates: Path) -> Result:
     files = Files()
     files.add("index.html", renderer.render_index(pages))
     for page in pages:
-        files.add(f"{page.article.slug}/index.html", page.html)
-        files.add(f"{page.article.slug}/index.md", page.markdown)
+        slug = page.article.slug
+        files.add(f"{slug}/index.html", page.html)
+        files.add(f"{slug}/index.md", page.markdown)
+        files.add(f"{slug}/figures.json", figures_json([page]))
+        blocks = page.context.blocks
+        for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
+            files.add(f"{slug}/{table.id}.csv", table_csv(table))
     for name in ASSET_FILES:
         files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
     if any(page.context.blocks.charts for page in pages):
         files.add("assets/plotly.min.js", plotly.offline.get_plotlyjs().encode("utf-8"))
     files.add("figures.json", figures_json(pages))
-    return Result(catalog, pages, files)
+    return Result(catalog, pages, files, content_warnings(catalog, [ctx for _, ctx in contexts]))
+
+
+KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}
+
+
+def content_warnings(catalog: Catalog, contexts) -> list[str]:
+    """Things that are not wrong but deserve a look; --strict makes them errors."""
+    root = catalog.root
+    out = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_dir() or any(part.startswith(".") for part in rel.parts):
+            continue
+        parts = rel.parts
+        known = (
+            (len(parts) == 1 and parts[0] in KNOWN_FILES)
+            or (len(parts) == 2 and parts[0] == "articles" and path.suffix == ".md")
+            or (len(parts) == 3 and parts[0] == "prices" and path.suffix == ".yaml")
+        )
+        if not known:
+            out.append(f"{display_path(path)}: not a file costpress reads; remove it or move it out of content/")
+    used = {p for ctx in contexts for p in ctx.providers}
+    for provider in catalog.snapshots:
+        if provider not in used:
+            out.append(f"{display_path(root / 'prices' / provider)}: no article uses provider {provider!r}")
+    newest = max((s.checked for snaps in catalog.snapshots.values() for s in snaps), default=None)
+    limit = catalog.site.stale_after_days
+    for art, ctx in zip(catalog.articles, contexts, strict=False):
+        for day in ctx.prices_checked:
+            if newest is not None and (newest - day).days > limit:
+                out.append(
+                    f"{art.file}: uses prices checked {day.isoformat()}, {(newest - day).days} days "
+                    f"older than the newest snapshot ({newest.isoformat()}); the limit is {limit} days"
+                )
+        for item in ctx.inputs:
+            if not (item.source or "").strip():
+                out.append(f"{art.file}: the figure '{item.what}' has no source")
+    return out
 
 
 def figures_json(pages: list[Page]) -> bytes:

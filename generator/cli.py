@@ -11,7 +11,7 @@ import click
 from generator import __version__
 from generator.build import render_site
 from generator.errors import ContentError, CostpressError
-from generator.write import compare, publish
+from generator.write import clean_leftovers, compare, publish
 
 content_option = click.option(
     "--content",
@@ -72,9 +72,20 @@ def cli() -> None:
     help="Write nothing; exit 1 and list the files that differ "
     "when the output folder is not what a build would produce.",
 )
-def build(content: Path, out: Path, templates: Path, check: bool) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Treat warnings (stale snapshots, unused data, figures without a source) as errors.",
+)
+def build(content: Path, out: Path, templates: Path, check: bool, strict: bool) -> None:
     """Build every article into the output folder (HTML, Markdown, figures.json)."""
+    if not check:
+        clean_leftovers(out)  # an earlier build killed mid-swap: restore the old site first
     result = render_site(content, templates)
+    if strict and result.warnings:
+        raise ContentError(result.warnings)
+    for line in result.warnings:
+        click.echo(f"warning: {line}", err=True)
     if check:
         diff = compare(result.files, out)
         if not diff.clean:

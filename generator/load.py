@@ -28,6 +28,7 @@ SITE = record(
         "publisher": F("text"),
         "language": F("text"),
         "price_guard": PRICE_GUARD,
+        "stale_after_days": opt("count"),
     }
 )
 
@@ -187,6 +188,7 @@ class Site:
     publisher: str
     language: str
     price_guard: PriceGuard = PriceGuard()
+    stale_after_days: int = 180
 
 
 @dataclass(frozen=True)
@@ -467,7 +469,7 @@ def load_content(root: Path) -> Catalog:
     assert site and evaluation is not None
     return Catalog(
         root=root,
-        site=Site(**{**site, "price_guard": guard}),
+        site=Site(**{**site, "price_guard": guard, "stale_after_days": site["stale_after_days"] or 180}),
         gpus=gpus,
         models=models,
         methods=methods,

@@ -52,6 +52,41 @@ def safe_url(value: Any) -> Markup:
     return Markup(text)
 
 
+CSV_RISKY = ("=", "+", "-", "@", "\t", "\r")
+
+
+def table_csv(table) -> bytes:
+    """A table as CSV: unrounded numbers, and text that a spreadsheet cannot run as a formula."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([_csv_text(c.label) for c in table.columns])
+    for row in table.rows:
+        cells = []
+        for col in table.columns:
+            value = row.get(col.key)
+            if value is None:
+                cells.append("")
+            elif col.numeric:
+                cells.append(repr(round(float(value), 6)))
+            else:
+                cells.append(_csv_text(formatting.cell(value, col.fmt)))
+        writer.writerow(cells)
+    return buf.getvalue().encode("utf-8")
+
+
+def _csv_text(text: str) -> str:
+    return "'" + text if text.startswith(CSV_RISKY) else text
+
+
+def yaml_str(value: Any) -> str:
+    """A double-quoted YAML scalar (JSON syntax) with YAML's extra line breaks escaped too."""
+    text = json.dumps(str(value), ensure_ascii=False)
+    return re.sub("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
@@ -74,6 +109,12 @@ def _md_finalize(value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise TypeError("a bare number in prose; format it with a filter such as usd or hours")
     return md_escape(value)
+
+
+def _plain_finalize(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise TypeError("a bare number in prose; format it with a filter such as usd or hours")
+    return str(value)
 
 
 def _markdown() -> MarkdownIt:
@@ -130,14 +171,19 @@ class Renderer:
         self.body = SandboxedEnvironment(
             undefined=jinja2.StrictUndefined, finalize=_md_finalize, autoescape=False, keep_trailing_newline=True
         )
+        # FAQ questions are plain text with figures: rendered raw, then escaped for each target
+        self.plain = SandboxedEnvironment(
+            undefined=jinja2.StrictUndefined, finalize=_plain_finalize, autoescape=False, keep_trailing_newline=True
+        )
         filters = _safe_filters()
-        for env in (self.html, self.md, self.body):
+        for env in (self.html, self.md, self.body, self.plain):
             env.filters.update(filters)
-        self.body.filters["sentence"] = lambda text: str(text)[:1].upper() + str(text)[1:]
+        for env in (self.body, self.plain):
+            env.filters["sentence"] = lambda text: str(text)[:1].upper() + str(text)[1:]
         self.html.filters["json_script"] = json_script
         self.md.filters["md"] = md_escape
         self.md.filters["md_cell"] = md_cell
-        self.md.filters["yaml_str"] = lambda s: json.dumps(str(s), ensure_ascii=False)
+        self.md.filters["yaml_str"] = yaml_str
         self.markdown = _markdown()
         site = catalog.site
         for env in (self.html, self.md):
@@ -145,7 +191,9 @@ class Renderer:
 
     # -- article prose -------------------------------------------------------
 
-    def _template_text(self, art: Article, source: str, values: dict, where: str, line: int) -> str:
+    def _template_text(
+        self, art: Article, source: str, values: dict, where: str, line: int, env: SandboxedEnvironment | None = None
+    ) -> str:
         blocks_used: list[str] = []
         blocks = values["_blocks"]
 
@@ -164,7 +212,7 @@ class Renderer:
             "code": block("code", blocks.code),
         }
         try:
-            template = self.body.from_string(source, globals=env_globals)
+            template = (env or self.body).from_string(source, globals=env_globals)
             return template.render(values)
         except jinja2.TemplateSyntaxError as exc:
             raise RenderProblem(
@@ -182,15 +230,17 @@ class Renderer:
         body_md = self._template_text(art, art.body, values, "body", art.body_line)
         faq = []
         for i, entry in enumerate(art.faq):
-            q = self._template_text(art, entry["q"], values, f"faq[{i}].q", art.body_line)
-            a = self._template_text(art, entry["a"], values, f"faq[{i}].a", art.body_line)
+            doc = art.params_doc
+            q = self._template_text(art, entry["q"], values, f"faq[{i}].q", doc.line(("faq", i, "q")) or 1, self.plain)
+            a = self._template_text(art, entry["a"], values, f"faq[{i}].a", doc.line(("faq", i, "a")) or 1)
+            q = " ".join(q.split())
             faq.append(
                 {
-                    "q_md": q.strip(),
+                    "q_md": md_escape(q),
                     "a_md": a.strip(),
-                    "q_html": Markup(self.markdown.renderInline(q.strip())),
+                    "q_html": q,  # autoescaped by the HTML template
                     "a_html": Markup(self.markdown.render(a.strip())),
-                    "q_text": _plain(self.markdown, q),
+                    "q_text": q,
                     "a_text": _plain(self.markdown, a),
                 }
             )

@@ -89,8 +89,9 @@ def read_text(path: Path, display: str, problems: list[str]) -> str | None:
 def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
     """Parse YAML with the safe loader, keeping each node's line for error messages."""
     doc = Doc(display, None, line_offset=line_offset)
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
         if node is None:
             doc.problems.append(f"{display}: file holds no YAML document")
@@ -100,10 +101,14 @@ def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{display}:{mark.line + 1 + line_offset}:{mark.column + 1}" if mark else display
         doc.problems.append(f"{where}: YAML syntax error: {exc.problem or exc.context}")
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, max(exc.position, 0)) + 1 + line_offset
+        doc.problems.append(f"{display}:{line}: expected printable text, found character #x{exc.character:04x}")
     except yaml.YAMLError as exc:
-        doc.problems.append(f"{display}: YAML error: {exc}")
+        doc.problems.append(f"{display}: YAML error: {' '.join(str(exc).split())}")
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return doc
 
 
@@ -198,7 +203,7 @@ def parse_tokens(value: Any) -> int | None:
 
 
 EXPECT = {
-    "text": "non-empty text",
+    "text": "non-empty text without control characters",
     "id": "an id of lower-case letters, digits, '.' and '-'",
     "slug": "a slug of lower-case letters, digits and single '-'",
     "positive": "a positive number",
@@ -268,9 +273,17 @@ def _expect(spec: F) -> str:
     return EXPECT.get(spec.kind, spec.kind)
 
 
+CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _has_control(text: str) -> bool:
+    """Control characters and lone surrogates have no place in published text."""
+    return CONTROL_RE.search(text) is not None
+
+
 def _check_scalar(kind: str, v: Any, spec: F) -> tuple[bool, Any]:
     if kind == "text":
-        return (isinstance(v, str) and bool(v.strip())), v
+        return (isinstance(v, str) and bool(v.strip()) and not _has_control(v)), v
     if kind in ("id", "slug"):
         pattern = ID_RE if kind == "id" else SLUG_RE
         return (isinstance(v, str) and bool(pattern.match(v)) and len(v) <= 80), v

@@ -109,10 +109,19 @@ def _siblings(out: Path) -> tuple[Path, Path]:
 
 
 def clean_leftovers(out: Path) -> None:
-    """Remove what an interrupted build left beside the output folder."""
-    for path in _siblings(out):
-        if path.exists() or path.is_symlink():
-            shutil.rmtree(path, ignore_errors=False) if path.is_dir() else path.unlink()
+    """Undo what an interrupted build left beside the output folder.
+
+    If a build died between the two renames of the fallback swap, the old site
+    sits in .<name>.old with no output folder: put it back first.
+    """
+    staging, old = _siblings(out)
+    if old.is_dir() and not out.exists():
+        os.rename(old, out)
+    for path in (staging, old):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -149,19 +158,20 @@ def publish(files: Files, out: Path) -> Diff:
             target.parent.mkdir(parents=True, exist_ok=True)
             if rel in unchanged:
                 try:
-                    os.link(have[rel], target)
+                    os.link(have[rel], target)  # same bytes: share the file, keep its mtime
                     continue
                 except OSError:
                     pass
             with open(target, "wb") as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
             if rel in unchanged:
                 shutil.copystat(have[rel], target)
-    except OSError as exc:
+        os.sync()  # the new tree is on disk before it becomes the site
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise BuildError(f"cannot write the new site beside {out}: {exc}") from None
+        if isinstance(exc, OSError):
+            raise BuildError(f"cannot write the new site beside {out}: {exc}") from None
+        raise
     if out.exists():
         if _exchange(staging, out):
             shutil.rmtree(staging)

@@ -1,0 +1,146 @@
+"""Property-based tests: arbitrary snapshots and article text either build into parseable output or
+fail through the clear-error path. Never a traceback, never a partial site.
+
+Seeded (derandomize) and bounded, so CI runs the same examples every time.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tempfile
+from pathlib import Path
+
+import yaml
+from bs4 import BeautifulSoup
+from conftest import CONTENT, TEMPLATES, make_content, run_cli
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from generator.build import render_site
+from generator.write import publish
+
+# No shrinking phase: a failing example is reported as generated, which keeps a red run short.
+SETTINGS = settings(
+    max_examples=25,
+    derandomize=True,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+GPUS = ["a100-80gb", "h100", "h200", "b200", "dgx-spark", "l40s"]
+numbers = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=0.01, max_value=500),
+    st.integers(min_value=-5, max_value=10**12),
+    st.text(max_size=8),
+    st.none(),
+)
+offer = st.fixed_dictionaries(
+    {
+        "gpu": st.one_of(st.sampled_from(GPUS), st.text(max_size=12)),
+        "count": st.one_of(st.integers(-2, 64), st.text(max_size=3)),
+        "usd_per_hour": numbers,
+    },
+    optional={
+        "spot_usd_per_hour": numbers,
+        "region": st.text(max_size=20),
+        "notes": st.text(max_size=40),
+        "confirmed": st.booleans(),
+    },
+)
+snapshot = st.fixed_dictionaries(
+    {
+        "provider": st.just("nodus"),
+        "name": st.text(min_size=1, max_size=40),
+        "checked": st.just("2026-11-05"),
+        "source": st.text(max_size=60),
+        "currency": st.sampled_from(["USD", "USD", "EUR"]),
+        "offers": st.lists(offer, max_size=7),
+    },
+)
+
+REQUIRED_NODUS = [
+    {"gpu": "a100-80gb", "count": 1, "usd_per_hour": 1.09},
+    {"gpu": "h100", "count": 1, "usd_per_hour": 2.60},
+    {"gpu": "b200", "count": 1, "usd_per_hour": 5.50},
+    {"gpu": "b200", "count": 8, "usd_per_hour": 44.00},
+    {"gpu": "h200", "count": 8, "usd_per_hour": 28.74},
+]
+
+_published: dict = {}
+
+
+def published_site(root: Path) -> Path:
+    out = root / "site"
+    publish(_published.setdefault("files", render_site(CONTENT, TEMPLATES).files), out)
+    return out
+
+
+def tree(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def check_outcome(result, out: Path, before: dict) -> None:
+    assert result.exit_code in (0, 1), result.output
+    assert "Traceback" not in result.output
+    if result.exit_code == 1:
+        lines = [line for line in result.output.splitlines() if line]
+        assert lines and all(
+            line.startswith(("error: ", "warning: ")) or "nothing was written" in line for line in lines
+        ), result.output
+        assert tree(out) == before
+        return
+    assert not list(out.parent.glob(".site.*"))
+    for path in out.rglob("*"):
+        if path.suffix == ".html":
+            soup = BeautifulSoup(path.read_text(), "html.parser")
+            for ld in soup.find_all("script", type="application/ld+json"):
+                json.loads(ld.string)
+        elif path.suffix == ".md":
+            yaml.safe_load(path.read_text().split("---\n")[1])
+        elif path.suffix == ".json":
+            json.loads(path.read_text())
+        elif path.suffix == ".csv":
+            list(csv.reader(io.StringIO(path.read_text())))
+
+
+@SETTINGS
+@given(snap=snapshot, keep_required=st.booleans())
+def test_arbitrary_snapshots(snap, keep_required):
+    if keep_required:
+        snap = {**snap, "offers": REQUIRED_NODUS + snap["offers"]}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        content = make_content(root, {"prices/nodus/2026-11-05.yaml": yaml.safe_dump(snap, allow_unicode=True)})
+        out = published_site(root)
+        before = tree(out)
+        result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES))
+        check_outcome(result, out, before)
+
+
+@SETTINGS
+@given(
+    title=st.text(min_size=1, max_size=80),
+    description=st.text(max_size=120),
+    tag=st.text(max_size=20),
+    raw=st.booleans(),
+)
+def test_arbitrary_article_text(title, description, tag, raw):
+    path = CONTENT / "articles" / "dgx-spark-70b-qlora-cost.md"
+    text = path.read_text()
+    front, body = text.split("\n---\n", 1)
+    meta = yaml.safe_load(front.removeprefix("---\n"))
+    meta.update(title=title, description=description, tags=[tag])
+    new_front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False)
+    if raw:  # unquoted, as a hurried edit would be
+        new_front = new_front.replace(yaml.safe_dump({"title": title}, allow_unicode=True), f"title: {title}\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        content = make_content(root, {"articles/dgx-spark-70b-qlora-cost.md": f"---\n{new_front}---\n{body}"})
+        out = published_site(root)
+        before = tree(out)
+        result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES))
+        check_outcome(result, out, before)

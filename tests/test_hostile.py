@@ -1,0 +1,147 @@
+"""Hostile strings in data land escaped in every output format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+from conftest import A, B, Built, build, make_content, replace
+from markdown_it import MarkdownIt
+
+EVIL = '</script><script>alert(1)</script> | # *em* <b>bold</b> "q" \'a\' & =HYPERLINK("x") \u2028end'
+FAQ_EVIL = "Is <b>this</b> | safe? # </script> & =1+1"
+
+
+def q(text: str) -> str:
+    """A YAML scalar holding text exactly."""
+    return json.dumps(text)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Built:
+    tmp = tmp_path_factory.mktemp("hostile")
+    edits = {
+        "site.yaml": lambda t: t.replace("author: costpress editors", f"author: {q(EVIL)}").replace(
+            "publisher: Nodus blog", f"publisher: {q(EVIL)}"
+        ),
+        "hardware.yaml": replace("    name: B200\n", f"    name: {q('B200 ' + EVIL)}\n"),
+        "models.yaml": replace("    name: Llama 3.3 70B\n", f"    name: {q('Llama ' + EVIL)}\n"),
+        "prices/nodus/2026-11-05.yaml": lambda t: t.replace("name: Nodus", f"name: {q('Nodus ' + EVIL)}").replace(
+            "source: Nodus pricing page", f"source: {q(EVIL)}"
+        ),
+        "benchmarks.yaml": replace("    label: Llama 3.2 3B, full fine-tune\n", f"    label: {q('3B ' + EVIL)}\n"),
+        "articles/dgx-spark-70b-qlora-cost.md": lambda t: (
+            t.replace("title: What a 70B QLoRA fine-tune costs on a rented DGX Spark", f"title: {q(EVIL)}")
+            .replace("description: A budget for", f"description: {q(EVIL)}\nx_description: A budget for")
+            .replace(
+                "x_description: A budget for fine-tuning Llama 3.3 70B with QLoRA on one rented DGX Spark, "
+                "worked out from NVIDIA's published throughput and an hourly rental rate.\n",
+                "",
+            )
+            .replace("tags: [fine-tuning,", f"tags: [{q(EVIL)}, fine-tuning,")
+            .replace("  - q: Is a billion tokens affordable on a single DGX Spark?", f"  - q: {q(FAQ_EVIL)}")
+            .replace("  - name: NVIDIA Technical Blog,", f"  - name: {q(EVIL)}\n  - name: NVIDIA Technical Blog,")
+        ),
+    }
+    content = make_content(tmp, edits)
+    result, out = build(tmp, content)
+    assert result.exit_code == 0, result.output
+    return Built(out)
+
+
+PAGES = [A, B]
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_html_has_only_our_scripts_and_no_injected_markup(hostile, slug):
+    raw = (hostile.out / slug / "index.html").read_text()
+    assert "<script>alert(1)" not in raw and "<b>bold</b>" not in raw
+    soup = BeautifulSoup(raw, "html.parser")
+    for script in soup.find_all("script"):
+        text = script.string or ""
+        assert (
+            script.get("src") == "../assets/plotly.min.js"
+            or script.get("type") == "application/ld+json"
+            or text.startswith("Plotly.newPlot(")
+        ), script
+    assert not soup.find_all("b")
+    for ld in soup.find_all("script", type="application/ld+json"):
+        doc = json.loads(ld.string)
+        if doc["@type"] == "Article":
+            assert doc["publisher"]["name"] == EVIL
+            if slug == A:
+                assert doc["headline"] == EVIL
+
+
+def test_title_attribute_and_meta(hostile):
+    soup = hostile.html(A)
+    assert soup.title.string == f"{EVIL} | costpress"
+    assert soup.find("meta", attrs={"name": "description"})["content"] == EVIL
+    assert soup.find("meta", property="og:title")["content"] == EVIL
+    assert soup.find("h1").get_text() == EVIL
+
+
+def test_faq_json_ld_matches_visible_text(hostile):
+    soup = hostile.html(A)
+    visible = [s.get_text(" ", strip=True) for s in soup.select("section.faq summary")]
+    ld = next(
+        json.loads(s.string)
+        for s in soup.find_all("script", type="application/ld+json")
+        if json.loads(s.string)["@type"] == "FAQPage"
+    )
+    assert [e["name"] for e in ld["mainEntity"]] == visible
+    assert " ".join(FAQ_EVIL.split()) in visible
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_markdown_front_matter_and_tables(hostile, slug):
+    text = hostile.md(slug)
+    front = yaml.safe_load(text.split("---\n")[1])
+    if slug == A:
+        assert front["title"] == EVIL and EVIL in front["tags"]
+    # every GFM table row has exactly as many cells as its header
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("| ") and i + 1 < len(lines) and re.match(r"^\|( :?-+:? \|)+$", lines[i + 1]):
+            width = len(re.findall(r"(?<!\\)\|", line))
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                assert len(re.findall(r"(?<!\\)\|", lines[j])) == width, lines[j]
+                j += 1
+    # an engine that allows raw HTML still gets no tag from data (front matter is read apart, as engines do)
+    body = text.split("---\n", 2)[2]
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(body)
+    assert "<script>" not in html and "<b>" not in html
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_csv_cells_cannot_run_as_formulas(hostile, slug):
+    for path in sorted((hostile.out / slug).glob("*.csv")):
+        for row in csv.reader(io.StringIO(path.read_text())):
+            for cell in row:
+                if cell and not re.fullmatch(r"-?[0-9.e+-]+", cell):
+                    assert not cell.startswith(("=", "+", "-", "@")), (path.name, cell)
+
+
+def test_figures_json_parses(hostile):
+    doc = json.loads((hostile.out / "figures.json").read_text())
+    assert A in doc["articles"]
+
+
+def test_javascript_links_are_refused(tmp_path):
+    content = make_content(
+        tmp_path,
+        {
+            "articles/dgx-spark-70b-qlora-cost.md": replace(
+                "    url: https://developer.nvidia.com/blog/how-nvidia-dgx-sparks-performance-enables-intensive-ai-tasks/\n---",
+                "    url: javascript:alert(1)\n---",
+            )
+        },
+    )
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 1 and "sources[0].url: expected an http(s) URL" in result.output

@@ -1,0 +1,128 @@
+"""kill -9 at every step of publishing: the output folder is always the old or the new site."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+from conftest import CONTENT, TEMPLATES, build, make_content, replace
+
+import generator.write as w
+from generator.build import render_site
+
+
+def tree(folder: Path):
+    if not folder.exists():
+        return None
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def publish_and_die_at(files, out: Path, limit: int, fallback: bool) -> int:
+    """Fork; the child publishes and SIGKILLs itself at the limit-th file-system step."""
+    pid = os.fork()
+    if pid == 0:  # child
+        count = [0]
+
+        def tick():
+            count[0] += 1
+            if count[0] == limit:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        def wrap(owner, name):
+            original = getattr(owner, name)
+
+            def wrapped(*args, **kwargs):
+                tick()
+                result = original(*args, **kwargs)
+                tick()
+                return result
+
+            setattr(owner, name, wrapped)
+
+        if fallback:
+            w._exchange = lambda a, b: False
+        for owner, name in [
+            (os, "link"),
+            (os, "rename"),
+            (os, "sync"),
+            (os, "unlink"),
+            (os, "makedirs"),
+            (shutil, "rmtree"),
+            (shutil, "copystat"),
+            (w, "_exchange"),
+        ]:
+            wrap(owner, name)
+        real_open = builtins.open
+
+        def counting_open(file, mode="r", *args, **kwargs):
+            if "w" in mode:
+                tick()
+            return real_open(file, mode, *args, **kwargs)
+
+        w.open = counting_open
+        try:
+            w.publish(files, out)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("kill")
+    new_content = make_content(
+        tmp / "new", {"prices/nodus/2026-11-05.yaml": replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}")}
+    )
+    old_files = render_site(CONTENT, TEMPLATES).files
+    new_files = render_site(new_content, TEMPLATES).files
+    old_site = tmp / "old-site"
+    w.publish(old_files, old_site)
+    return old_site, new_files, tree(old_site)
+
+
+@pytest.mark.parametrize("mode", ["exchange", "fallback"])
+def test_kill_at_every_step(tmp_path, sites, mode):
+    old_site, new_files, old_tree = sites
+    new_tree = {rel: data for rel, data in new_files.items()}
+    assert old_tree != new_tree
+    out = tmp_path / "site"
+    points = 0
+    for limit in range(1, 500):
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(old_site, out)
+        code = publish_and_die_at(new_files, out, limit, fallback=mode == "fallback")
+        if code == 0:
+            break  # publishing finished before reaching this step
+        assert code == -signal.SIGKILL
+        points += 1
+        now = tree(out)
+        if mode == "exchange":
+            assert now in (old_tree, new_tree), f"mixed site after kill at step {limit}"
+        else:
+            # the two-rename fallback may leave no folder for a moment, never a mixed one
+            assert now in (old_tree, new_tree, None), f"mixed site after kill at step {limit}"
+        # the next run cleans up whatever the killed one left and publishes
+        w.clean_leftovers(out)
+        assert tree(out) in (old_tree, new_tree)
+        w.publish(new_files, out)
+        assert tree(out) == new_tree
+        assert not list(tmp_path.glob(".site.*")), f"leftovers after step {limit}"
+    assert points >= 20, f"only {points} interruption points"
+
+
+def test_interrupted_fallback_restores_the_old_site(tmp_path, sites):
+    """Killed between the two renames: the next build, even a failing one, puts the old site back."""
+    old_site, _, old_tree = sites
+    out = tmp_path / "site"
+    shutil.copytree(old_site, tmp_path / ".site.old")
+    (tmp_path / ".site.staging").mkdir()
+    broken = make_content(tmp_path / "broken", {"site.yaml": "title: [unclosed\n"})
+    result, _ = build(tmp_path, broken, out)
+    assert result.exit_code == 1
+    assert tree(out) == old_tree
+    assert not (tmp_path / ".site.old").exists() and not (tmp_path / ".site.staging").exists()
