@@ -8,6 +8,7 @@ from pathlib import Path
 
 import plotly.offline
 
+from generator import svg
 from generator.articles import build_context
 from generator.errors import ContentError
 from generator.load import Catalog, display_path, load_content
@@ -50,6 +51,8 @@ def render_site(content: Path, templates: Path) -> Result:
 
     files = Files()
     files.add("index.html", renderer.render_index(pages))
+    for name, data in renderer.render_site_files(pages).items():
+        files.add(name, data)
     for page in pages:
         slug = page.article.slug
         files.add(f"{slug}/index.html", page.html)
@@ -58,6 +61,11 @@ def render_site(content: Path, templates: Path) -> Result:
         blocks = page.context.blocks
         for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
             files.add(f"{slug}/{table.id}.csv", table_csv(table))
+        for chart in blocks.charts.values():
+            files.add(
+                f"{slug}/{chart.id}.svg",
+                svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"),
+            )
     for name in ASSET_FILES:
         files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
     if any(page.context.blocks.charts for page in pages):

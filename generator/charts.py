@@ -16,11 +16,10 @@ def _clean(values: Sequence[float], places: int = 6) -> list[float]:
 
 def _layout(title: str, xaxis: dict, yaxis: dict, legend: bool) -> dict:
     return {
-        "title": {"text": title, "x": 0, "xanchor": "left"},
         "font": FONT,
         "xaxis": {"automargin": True, **xaxis},
         "yaxis": {"automargin": True, "gridcolor": "#dddddd", **yaxis},
-        "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 20, "b": 10},
         "showlegend": legend,
         "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
         "plot_bgcolor": "#ffffff",
@@ -32,24 +31,32 @@ def _layout(title: str, xaxis: dict, yaxis: dict, legend: bool) -> dict:
 def bar(
     title: str, labels: Sequence[str], values: Sequence[float], texts: Sequence[str], x_title: str, y_title: str
 ) -> dict:
-    """A bar chart with a value label on each bar."""
+    """Horizontal bars, first label on top, with a value label on each bar (long labels stay readable)."""
     fig = {
         "data": [
             {
                 "type": "bar",
-                "x": list(labels),
-                "y": _clean(values),
+                "orientation": "h",
+                "y": list(labels),
+                "x": _clean(values),
                 "text": list(texts),
                 "textposition": "outside",
                 "marker": {"color": COLORS[0]},
-                "hovertemplate": "%{x}: %{text}<extra></extra>",
+                "hovertemplate": "%{y}: %{text}<extra></extra>",
                 "cliponaxis": False,
             }
         ],
-        "layout": _layout(
-            title, {"title": {"text": x_title}}, {"title": {"text": y_title}, "rangemode": "tozero"}, False
-        ),
+        "layout": {
+            **_layout(
+                title,
+                {"title": {"text": y_title}, "rangemode": "tozero"},
+                {"title": {"text": x_title}, "autorange": "reversed"},
+                False,
+            ),
+            "height": 140 + 34 * len(labels),
+        },
     }
+    fig["layout"]["margin"]["r"] = 70
     return _validated(fig)
 
 
@@ -77,6 +84,9 @@ def lines(
         )
     xaxis = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
     yaxis = {"title": {"text": y_title}, "type": "log" if log_y else "linear", "tickprefix": "$"}
+    for axis, is_log in ((xaxis, log_x), (yaxis, log_y)):
+        if is_log:
+            axis["dtick"] = 1  # one labelled tick per power of ten
     return _validated({"data": data, "layout": _layout(title, xaxis, yaxis, True)})
 
 

@@ -184,9 +184,12 @@ class Renderer:
         self.md.filters["md"] = md_escape
         self.md.filters["md_cell"] = md_cell
         self.md.filters["yaml_str"] = yaml_str
+        self.xml = jinja2.Environment(
+            loader=loader, autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        )
         self.markdown = _markdown()
         site = catalog.site
-        for env in (self.html, self.md):
+        for env in (self.html, self.md, self.xml):
             env.globals["site"] = site
 
     # -- article prose -------------------------------------------------------
@@ -252,7 +255,10 @@ class Renderer:
         charts = []
         for kind, payload in segments:
             if kind == "text":
-                html_parts.append(self.markdown.render(payload, md_env))
+                # code blocks scroll sideways on narrow screens, so they must take keyboard focus
+                html_parts.append(
+                    self.markdown.render(payload, md_env).replace("<pre><code", '<pre tabindex="0"><code')
+                )
                 md_parts.append(payload.strip("\n") + "\n")
                 continue
             block = getattr(ctx.blocks, "tables" if kind == "table" else "charts" if kind == "chart" else "code")[
@@ -316,10 +322,32 @@ class Renderer:
             )
         return docs
 
-    def render_index(self, pages: list[Page]) -> bytes:
+    def _entries(self, pages: list[Page]) -> list[dict]:
         items = sorted(pages, key=lambda p: (p.article.date, p.article.slug), reverse=True)
-        entries = [{"article": p.article, "modified": max([p.article.date, *p.context.prices_checked])} for p in items]
-        return self.html.get_template("index.html").render(page={"root": "", "entries": entries}).encode("utf-8")
+        return [{"article": p.article, "modified": max([p.article.date, *p.context.prices_checked])} for p in items]
+
+    def render_index(self, pages: list[Page]) -> bytes:
+        site = self.catalog.site
+        page = {"root": "", "entries": self._entries(pages), "url": site.base_url}
+        return self.html.get_template("index.html").render(page=page).encode("utf-8")
+
+    def render_site_files(self, pages: list[Page]) -> dict[str, bytes]:
+        """Sitemap, Atom feed, robots.txt and the 404 page."""
+        site = self.catalog.site
+        base = site.base_url if site.base_url.endswith("/") else site.base_url + "/"
+        entries = self._entries(pages)
+        updated = max((e["modified"] for e in entries), default=None)
+        xml = self.xml
+        return {
+            "sitemap.xml": xml.get_template("sitemap.xml")
+            .render(base=base, entries=entries, updated=updated.isoformat() if updated else None)
+            .encode("utf-8"),
+            "atom.xml": xml.get_template("atom.xml")
+            .render(base=base, entries=entries, updated=updated.isoformat() if updated else "1970-01-01")
+            .encode("utf-8"),
+            "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
+            "404.html": self.html.get_template("404.html").render(page={"root": ""}).encode("utf-8"),
+        }
 
 
 def _split_blocks(text: str) -> list[tuple[str, str]]:

@@ -47,7 +47,7 @@ def test_dearer_b200_moves_the_winner_everywhere(tmp_path):
     assert "nodus describe tj/llama-70b-qlora" in site.md(B)
     # per-PFLOP chart ranks H100 first
     scripts = " ".join(s.get_text() for s in site.html(B).find_all("script"))
-    bar = re.search(r'"x":\[("[^\]]*)\]', scripts).group(1)
+    bar = re.search(r'"y":\[("[^\]]*)\]', scripts).group(1)
     assert bar.startswith('"H100 SXM"')
     # B200 now costs 9.00 / 2.25 = 4.00 per PFLOP-hour
     rows = site.table(B, "price-per-pflop-data")

@@ -1,0 +1,119 @@
+"""Every page in headless Chromium with the network cut: no console errors, no failed requests,
+every chart drawn, tables visible, and no serious or critical axe-core violation.
+
+Screenshots (laptop and phone widths) are saved under $COSTPRESS_SHOTS or a temp folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import A, B
+from tools import AXE_JS, CHROMIUM, need
+
+PAGES = ["index.html", f"{A}/index.html", f"{B}/index.html", "70b-fine-tune-across-clouds/index.html", "404.html"]
+VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
+SHOTS = Path(os.environ.get("COSTPRESS_SHOTS") or tempfile.mkdtemp(prefix="costpress-shots-"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    need(CHROMIUM, "Chromium (Debian package chromium)")
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright (pip) is not installed")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield b
+        b.close()
+
+
+def open_page(browser, site, rel: str, viewport: tuple[int, int]):
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
+
+    def only_local(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            problems.append(f"network request: {route.request.url}")
+            route.abort()
+
+    page.route("**/*", only_local)
+    page.goto((site.out / rel).as_uri())
+    page.wait_for_load_state("load")
+    return page, problems
+
+
+@pytest.mark.parametrize("rel", PAGES)
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_page_renders_cleanly(browser, site, rel, size):
+    page, problems = open_page(browser, site, rel, VIEWPORTS[size])
+    try:
+        plots = page.locator("div.plot")
+        for i in range(plots.count()):
+            assert plots.nth(i).locator("svg.main-svg").count() > 0, f"chart {i} not drawn"
+        tables = page.locator("table:not(details table)")
+        for i in range(tables.count()):
+            assert tables.nth(i).is_visible()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= VIEWPORTS[size][0], f"page is {width}px wide at {size} width"
+        page.screenshot(path=str(SHOTS / f"{rel.replace('/', '_')}-{size}.png"), full_page=True)
+        assert problems == []
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("rel", PAGES)
+def test_axe_has_no_serious_violations(browser, site, rel):
+    need(AXE_JS.exists(), "axe-core (npm ci)")
+    page, _ = open_page(browser, site, rel, VIEWPORTS["laptop"])
+    try:
+        page.add_script_tag(path=str(AXE_JS))
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+        bad = [
+            f"{v['id']} ({v['impact']}): {v['help']} - {[n['target'] for n in v['nodes']][:3]}"
+            for v in result["violations"]
+            if v["impact"] in ("serious", "critical")
+        ]
+        assert bad == []
+    finally:
+        page.close()
+
+
+def test_faq_is_keyboard_navigable(browser, site):
+    page, _ = open_page(browser, site, f"{B}/index.html", VIEWPORTS["laptop"])
+    try:
+        first = page.locator("section.faq summary").first
+        first.focus()
+        assert page.evaluate("document.activeElement.tagName") == "SUMMARY"
+        page.keyboard.press("Enter")
+        assert page.locator("section.faq details").first.get_attribute("open") is not None
+    finally:
+        page.close()
+
+
+def test_print_layout(browser, site):
+    page, problems = open_page(browser, site, f"{B}/index.html", VIEWPORTS["laptop"])
+    try:
+        page.emulate_media(media="print")
+        assert not page.locator(".site-header").is_visible()
+        pdf = page.pdf()
+        assert pdf[:4] == b"%PDF" and problems == []
+    finally:
+        page.close()

@@ -1,0 +1,52 @@
+"""The Markdown pages build inside a throwaway Hugo site with their tables and charts intact."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import A, B
+from tools import HUGO, need
+
+SLUGS = [A, B, "70b-fine-tune-across-clouds"]
+
+
+@pytest.fixture(scope="module")
+def hugo_site(site, tmp_path_factory):
+    need(HUGO, "Hugo (Debian package hugo)")
+    root = tmp_path_factory.mktemp("hugo")
+    (root / "hugo.toml").write_text('baseURL = "https://example.org/"\ntitle = "test"\n')
+    layouts = root / "layouts" / "_default"
+    layouts.mkdir(parents=True)
+    (layouts / "single.html").write_text("<html><body><h1>{{ .Title }}</h1>{{ .Content }}</body></html>\n")
+    (layouts / "list.html").write_text("<html><body>{{ range .Pages }}{{ .Title }}{{ end }}</body></html>\n")
+    for slug in SLUGS:
+        bundle = root / "content" / "posts" / slug
+        bundle.mkdir(parents=True)
+        for path in (site.out / slug).iterdir():
+            if path.suffix in (".md", ".svg", ".csv"):
+                shutil.copy(path, bundle / path.name)
+    done = subprocess.run(
+        [HUGO, "--quiet", "-s", str(root), "-d", str(root / "public")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return root / "public"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_tables_and_charts_survive_hugo(site, hugo_site, slug):
+    md = site.md(slug)
+    page = hugo_site / "posts" / slug / "index.html"
+    soup = BeautifulSoup(page.read_text(), "html.parser")
+    assert soup.find("h1").get_text() == re.search(r'^title: "(.*)"$', md, re.M).group(1).replace('\\"', '"')
+    assert len(soup.find_all("table")) == md.count("\nTable: ")
+    images = [img["src"] for img in soup.find_all("img")]
+    assert len(images) == md.count("\n![") > 0
+    for src in images:
+        assert src.endswith(".svg") and (hugo_site / "posts" / slug / src).is_file()
+    assert "raw HTML omitted" not in page.read_text()
+    if "```" in md:
+        assert soup.find("code", class_=re.compile("language-")), "fenced code lost its language"

@@ -1,0 +1,93 @@
+"""What publishers check: metadata, structured data, sitemap, feed, robots, 404."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import feedparser
+import pytest
+import yaml
+from conftest import A, B
+
+SLUGS = [A, B, "70b-fine-tune-across-clouds"]
+BASE = "https://costpress.example/"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_head_metadata(site, slug):
+    soup = site.html(slug)
+    title = soup.find("h1").get_text()
+    assert soup.title.string == f"{title} | costpress"
+    assert soup.find("meta", attrs={"name": "description"})["content"]
+    assert soup.find("link", rel="canonical")["href"] == f"{BASE}{slug}/"
+    for prop in ("og:title", "og:description", "og:url", "og:type"):
+        assert soup.find("meta", property=prop)["content"]
+    assert soup.find("meta", attrs={"name": "twitter:card"})["content"] == "summary"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_json_ld(site, slug):
+    soup = site.html(slug)
+    docs = {d["@type"]: d for d in (json.loads(s.string) for s in soup.find_all("script", type="application/ld+json"))}
+    art = docs["Article"]
+    front = yaml.safe_load(site.md(slug).split("---\n")[1])
+    assert art["headline"] == soup.find("h1").get_text() == front["title"]
+    assert art["datePublished"] == front["date"].isoformat()
+    assert art["dateModified"] == front["lastmod"].isoformat()
+    assert art["author"]["name"] == "costpress editors" and art["publisher"]["name"] == "Nodus blog"
+    visible_q = [s.get_text(" ", strip=True) for s in soup.select("section.faq summary")]
+    visible_a = [" ".join(d.get_text().split()) for d in soup.select("section.faq .answer")]
+    faq = docs["FAQPage"]["mainEntity"]
+    assert [q["name"] for q in faq] == visible_q
+    assert [" ".join(q["acceptedAnswer"]["text"].split()) for q in faq] == visible_a
+
+
+def test_modified_date_follows_the_snapshot(site):
+    docs = [json.loads(s.string) for s in site.html(B).find_all("script", type="application/ld+json")]
+    art = next(d for d in docs if d["@type"] == "Article")
+    assert art["dateModified"] == "2026-11-05"  # Nodus snapshot date, not the clock
+
+
+def test_sitemap(site):
+    root = ET.fromstring((site.out / "sitemap.xml").read_bytes())
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [u.find("s:loc", ns).text for u in root.findall("s:url", ns)]
+    assert locs[0] == BASE and {f"{BASE}{s}/" for s in SLUGS} <= set(locs)
+    for url in root.findall("s:url", ns):
+        assert len(url.find("s:lastmod", ns).text) == 10
+
+
+def test_feed_parses(site):
+    feed = feedparser.parse((site.out / "atom.xml").read_bytes())
+    assert not feed.bozo, feed.get("bozo_exception")
+    assert [e.link for e in feed.entries] == [f"{BASE}70b-fine-tune-across-clouds/", f"{BASE}{B}/", f"{BASE}{A}/"]
+    assert all(e.summary for e in feed.entries)
+
+
+def test_robots_and_404(site):
+    robots = (site.out / "robots.txt").read_text()
+    assert "User-agent: *" in robots and f"Sitemap: {BASE}sitemap.xml" in robots
+    soup = site.html(".").__class__((site.out / "404.html").read_text(), "html.parser")
+    assert soup.find("h1").get_text() == "Page not found"
+    assert soup.find("meta", attrs={"name": "robots"})["content"] == "noindex"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_table_has_a_csv_and_every_chart_an_svg(site, slug):
+    soup = site.html(slug)
+    for link in soup.select("p.download a"):
+        assert (site.out / slug / link["href"]).is_file(), link["href"]
+    for table in soup.find_all("table"):
+        assert table.find("caption").get_text(strip=True)
+    for div in soup.select("div.plot"):
+        img = div.find("img")
+        assert (site.out / slug / img["src"]).is_file()
+        ET.fromstring((site.out / slug / img["src"]).read_bytes())  # well-formed SVG
+
+
+def test_headings_are_in_order(site):
+    for slug in SLUGS:
+        levels = [int(h.name[1]) for h in site.html(slug).find_all(["h1", "h2", "h3", "h4"])]
+        assert levels[0] == 1 and levels.count(1) == 1
+        assert all(b - a <= 1 for a, b in zip(levels, levels[1:], strict=False))
