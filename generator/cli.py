@@ -183,6 +183,48 @@ def import_prices(
     click.echo(f"wrote {target}")
 
 
+@cli.command()
+@content_option
+@out_option
+@templates_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on (0 picks a free one).")
+def serve(content: Path, out: Path, templates: Path, host: str, port: int) -> None:
+    """Build, serve the site locally, rebuild on every edit and reload the browser."""
+    import time
+
+    from generator.serve import start
+
+    server, _state, stop = start(content, out, templates, host, port, lambda line: click.echo(line, err=True))
+    address = server.server_address
+    click.echo(f"serving {out} at http://{address[0]}:{address[1]}/ (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        server.shutdown()
+
+
+@cli.command()
+@click.argument("what", type=click.Choice(["article"]))
+@click.argument("slug")
+@click.option("--kind", type=click.Choice(["throughput", "flops", "market"]), default="throughput", show_default=True)
+@click.option("--date", "day", default=None, help="Publication date, YYYY-MM-DD (default: today).")
+@content_option
+def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None:
+    """Scaffold a new article source under content/articles/ from a short template."""
+    import datetime as dt
+
+    from generator.scaffold import scaffold
+
+    when = dt.date.fromisoformat(day) if day else dt.date.today()
+    path = scaffold(content, slug, kind, when)
+    click.echo(f"wrote {path}; edit it, then run 'costpress build'")
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()

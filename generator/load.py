@@ -27,6 +27,8 @@ SITE = record(
         "author": F("text"),
         "publisher": F("text"),
         "language": F("text"),
+        # Number formatting is fixed by this setting, never by the machine's locale.
+        "locale": F("choice", choices=("en-US",)),
         "price_guard": PRICE_GUARD,
         "stale_after_days": opt("count"),
     }
@@ -187,6 +189,7 @@ class Site:
     author: str
     publisher: str
     language: str
+    locale: str = "en-US"
     price_guard: PriceGuard = PriceGuard()
     stale_after_days: int = 180
 
