@@ -299,6 +299,7 @@ FLOPS = record(
         "chart_tokens": list_of(F("tokens")),
         "trial_runs": list_of(F("count")),
         "budget_usd": F("positive"),
+        "sensitivity": list_of(F("share"), required=False),
         "setups": list_of(record({"method": F("id"), "offer": F("text")})),
         "manifest": record(
             {
@@ -511,17 +512,42 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
             run.to_dict("records"),
         )
     )
+    sens = None
+    run_columns = [
+        Column("label", "Setup"),
+        Column("hours", "Hours", "hours", True),
+        Column("training_cost", "Training cost (USD)", "usd", True),
+        Column("cost_with_startup", "With startup (USD)", "usd", True),
+    ]
+    run_rows = run.to_dict("records")
+    if p["sensitivity"]:
+        if len(p["sensitivity"]) != 2 or min(p["sensitivity"]) == max(p["sensitivity"]):
+            _fail(art, ("sensitivity",), "expected two different utilization shares, e.g. [0.15, 0.5]")
+        lo, hi = sorted(p["sensitivity"])
+        bounds = engine.flop_grid(setups, [run_tokens], [lo, hi], startup)
+        for row in run_rows:
+            mine = bounds[bounds["key"] == row["key"]]
+            row["at_high"] = float(mine[mine["utilization"] == hi]["cost_with_startup"].iloc[0])
+            row["at_low"] = float(mine[mine["utilization"] == lo]["cost_with_startup"].iloc[0])
+        run_columns += [
+            Column("at_high", f"At {fmt.pct(hi)} (USD)", "usd", True),
+            Column("at_low", f"At {fmt.pct(lo)} (USD)", "usd", True),
+        ]
+        best_row = next(r for r in run_rows if r["key"] == best["key"])
+        sens = {
+            "low": lo,
+            "high": hi,
+            "best_cheap": rec("sensitivity.best_at_high", best_row["at_high"], "USD"),
+            "best_dear": rec("sensitivity.best_at_low", best_row["at_low"], "USD"),
+            "factor": rec("sensitivity.factor", best_row["at_low"] / best_row["at_high"], "ratio"),
+        }
     blocks.add(
         Table(
             "run-cost",
-            f"One run of {fmt.tokens(run_tokens)} training tokens at {fmt.pct(util)} utilization",
-            [
-                Column("label", "Setup"),
-                Column("hours", "Hours", "hours", True),
-                Column("training_cost", "Training cost (USD)", "usd", True),
-                Column("cost_with_startup", "With startup (USD)", "usd", True),
-            ],
-            run.to_dict("records"),
+            f"One run of {fmt.tokens(run_tokens)} training tokens at {fmt.pct(util)} utilization"
+            + (f", with the range for {fmt.pct(sens['low'])} to {fmt.pct(sens['high'])}" if sens else ""),
+            run_columns,
+            run_rows,
         )
     )
     blocks.add(
@@ -578,8 +604,23 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
         series.append((r.label, sub["tokens"].tolist(), sub["cost_with_startup"].tolist()))
         for row, cost in zip(chart_rows, sub["cost_with_startup"].tolist(), strict=True):
             row[r.key] = cost
+    band = None
+    if sens:
+        spread = engine.flop_grid(
+            setups[setups["key"] == best["key"]], p["chart_tokens"], [sens["low"], sens["high"]], startup
+        )
+        upper = spread[spread["utilization"] == sens["low"]]["cost_with_startup"].tolist()
+        lower = spread[spread["utilization"] == sens["high"]]["cost_with_startup"].tolist()
+        band = (
+            f"{best['label']}, {fmt.pct(sens['low'])} to {fmt.pct(sens['high'])} utilization",
+            list(p["chart_tokens"]),
+            lower,
+            upper,
+        )
+        for row, lo_cost, hi_cost in zip(chart_rows, lower, upper, strict=True):
+            row["band_low"], row["band_high"] = lo_cost, hi_cost
     title = f"Cost against training tokens, {fmt.pct(util)} utilization, startup included"
-    fig = charts.lines(title, series, "Training tokens (log scale)", "Cost in USD (log scale)")
+    fig = charts.lines(title, series, "Training tokens (log scale)", "Cost in USD (log scale)", band=band)
     blocks.add(
         Chart(
             "cost-vs-tokens",
@@ -589,7 +630,15 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
                 "cost-vs-tokens-data",
                 "Cost in USD by training tokens, startup included",
                 [Column("tokens", "Training tokens", "tokens", True)]
-                + [Column(r.key, f"{r.label}", "usd", True) for r in run.itertuples()],
+                + [Column(r.key, f"{r.label}", "usd", True) for r in run.itertuples()]
+                + (
+                    [
+                        Column("band_low", f"{best['label']} at {fmt.pct(sens['high'])}", "usd", True),
+                        Column("band_high", f"{best['label']} at {fmt.pct(sens['low'])}", "usd", True),
+                    ]
+                    if sens
+                    else []
+                ),
                 chart_rows,
             ),
         )
@@ -671,6 +720,7 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
         "trial_runs_high": trials[-1],
         "eval_share": eval_share,
         "eval_per_million": eval_per_million,
+        "sensitivity": sens,
         "budget_usd": p["budget_usd"],
         "budget_tokens": budget_tokens,
         "budget_examples": budget_examples,

@@ -11,6 +11,7 @@ import plotly.offline
 from generator import svg
 from generator.articles import build_context
 from generator.errors import ContentError
+from generator.lint import warnings as lint_warnings
 from generator.load import Catalog, display_path, load_content
 from generator.render import Page, Renderer, RenderProblem, table_csv
 from generator.write import Files
@@ -71,7 +72,8 @@ def render_site(content: Path, templates: Path) -> Result:
     if any(page.context.blocks.charts for page in pages):
         files.add("assets/plotly.min.js", plotly.offline.get_plotlyjs().encode("utf-8"))
     files.add("figures.json", figures_json(pages))
-    return Result(catalog, pages, files, content_warnings(catalog, [ctx for _, ctx in contexts]))
+    found = content_warnings(catalog, [ctx for _, ctx in contexts]) + lint_warnings(catalog)
+    return Result(catalog, pages, files, found)
 
 
 KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}
@@ -90,6 +92,7 @@ def content_warnings(catalog: Catalog, contexts) -> list[str]:
             (len(parts) == 1 and parts[0] in KNOWN_FILES)
             or (len(parts) == 2 and parts[0] == "articles" and path.suffix == ".md")
             or (len(parts) == 3 and parts[0] == "prices" and path.suffix == ".yaml")
+            or (len(parts) == 2 and parts[0] == "benchmarks" and path.suffix == ".yaml")
         )
         if not known:
             out.append(f"{display_path(path)}: not a file costpress reads; remove it or move it out of content/")

@@ -67,6 +67,7 @@ def lines(
     y_title: str,
     log_x: bool = True,
     log_y: bool = True,
+    band: tuple | None = None,
 ) -> dict:
     """One line per (name, xs, ys), on log axes by default."""
     data = []
@@ -81,6 +82,19 @@ def lines(
                 "line": {"color": COLORS[i % len(COLORS)], "width": 2},
                 "hovertemplate": f"{name}<br>%{{x:,.0f}} tokens: $%{{y:,.2f}}<extra></extra>",
             }
+        )
+    if band is not None:
+        name, xs, lower, upper = band
+        shade = {
+            "type": "scatter",
+            "mode": "lines",
+            "x": _clean(xs, 0),
+            "line": {"width": 0, "color": COLORS[5]},
+            "hoverinfo": "skip",
+        }
+        data.append({**shade, "name": name, "y": _clean(lower), "showlegend": False})
+        data.append(
+            {**shade, "name": name, "y": _clean(upper), "fill": "tonexty", "fillcolor": "rgba(74, 74, 74, 0.15)"}
         )
     xaxis = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
     yaxis = {"title": {"text": y_title}, "type": "log" if log_y else "linear", "tickprefix": "$"}

@@ -225,6 +225,156 @@ def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None
     click.echo(f"wrote {path}; edit it, then run 'costpress build'")
 
 
+@cli.command("lint")
+@content_option
+@click.option("--strict", is_flag=True, help="Exit 1 when a finding is flagged and not acknowledged.")
+def lint_command(content: Path, strict: bool) -> None:
+    """Check the data against itself: implied utilization of each benchmark, price outliers."""
+    from generator.lint import lint
+    from generator.load import load_content
+
+    findings = lint(load_content(content))
+    for finding in findings:
+        click.echo(finding.line())
+    open_flags = [f for f in findings if f.flagged and not f.acknowledged]
+    click.echo(
+        f"{len(findings)} checks, {sum(f.flagged for f in findings)} flagged, {len(open_flags)} not acknowledged"
+    )
+    if strict and open_flags:
+        raise click.exceptions.Exit(1)
+
+
+def _tokens(ctx, param, value):
+    from generator.schema import parse_tokens
+
+    n = parse_tokens(value)
+    if n is None:
+        raise click.BadParameter(f"expected a token count such as 20M, 1.5B or 20_000_000, got {value!r}")
+    return n
+
+
+@cli.command()
+@content_option
+@click.option("--model", required=True, help="Model id from models.yaml, e.g. llama-3.3-70b.")
+@click.option("--method", required=True, help="Method id from methods.yaml, e.g. lora.")
+@click.option("--tokens", required=True, callback=_tokens, help="Training tokens: 20M, 1.5B or 20_000_000.")
+@click.option(
+    "--setup",
+    "setups",
+    multiple=True,
+    help="Offer provider:gpuxcount (repeatable); default: every offer that holds the training state.",
+)
+@click.option("--utilization", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True))
+@click.option("--startup-hours", default=0.25, show_default=True, type=click.FloatRange(0))
+@click.option("--runs", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--format", "form", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+def estimate(
+    content: Path,
+    model: str,
+    method: str,
+    tokens: int,
+    setups: tuple[str, ...],
+    utilization: float,
+    startup_hours: float,
+    runs: int,
+    form: str,
+) -> None:
+    """Price one scenario the way the articles do, ranked by cost."""
+    from generator import estimate as est
+    from generator.load import load_content
+
+    frame = est.estimate(load_content(content), model, method, tokens, list(setups), utilization, startup_hours, runs)
+    click.echo(est.render(frame, form), nl=False)
+
+
+@cli.command()
+@content_option
+@click.option(
+    "--trainer",
+    "trainer",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A Hugging Face Trainer output folder (trainer_state.json, train_results.json).",
+)
+@click.option(
+    "--csv",
+    "csv_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A CSV with columns step, seconds, tokens.",
+)
+@click.option("--tokens", "tokens", default=None, help="Tokens processed (with --seconds): 20M, 1.5B, ...")
+@click.option("--seconds", type=click.FloatRange(0, min_open=True), default=None, help="Training time in seconds.")
+@click.option(
+    "--skip-steps", default=0, show_default=True, type=click.IntRange(0), help="Warm-up steps to ignore (CSV)."
+)
+@click.option("--sequence-length", type=click.IntRange(1), default=None, help="Tokens per sample (Trainer logs).")
+@click.option("--id", "bench_id", required=True, help="Id of the new benchmark record.")
+@click.option("--model", required=True)
+@click.option("--method", required=True)
+@click.option("--gpu", required=True, help="GPU id from hardware.yaml.")
+@click.option("--count", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--source", default=None, help="Where the run was measured (default: the log's name).")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="File to write (default: content/benchmarks/<id>.yaml); '-' prints it.",
+)
+def calibrate(
+    content: Path,
+    trainer: Path | None,
+    csv_file: Path | None,
+    tokens: str | None,
+    seconds: float | None,
+    skip_steps: int,
+    sequence_length: int | None,
+    bench_id: str,
+    model: str,
+    method: str,
+    gpu: str,
+    count: int,
+    source: str | None,
+    out: Path | None,
+) -> None:
+    """Turn a short measured run into a benchmark record with its implied utilization."""
+    from generator import calibrate as cal
+    from generator.load import load_content
+    from generator.schema import ID_RE, parse_tokens
+
+    if not ID_RE.match(bench_id):
+        raise CostpressError(f"--id: expected lower-case letters, digits, '.' and '-', got {bench_id!r}")
+    given = [x for x in (trainer, csv_file, tokens) if x is not None]
+    if len(given) != 1:
+        raise CostpressError("give exactly one of --trainer DIR, --csv FILE, or --tokens N with --seconds S")
+    if trainer is not None:
+        m = cal.from_trainer(trainer, sequence_length)
+        where = trainer.name
+    elif csv_file is not None:
+        m = cal.from_csv(csv_file, skip_steps)
+        where = csv_file.name
+    else:
+        n = parse_tokens(tokens)
+        if n is None or seconds is None:
+            raise CostpressError("--tokens needs a count such as 20M and --seconds")
+        m, where = cal.Measurement(float(n), seconds, "tokens ÷ seconds given on the command line"), "command line"
+    cat = load_content(content)
+    rec, util = cal.record(
+        cat, m, bench_id, model, method, gpu, count, sequence_length, source or f"Measured run ({where})"
+    )
+    text = cal.dump(rec)
+    if out is not None and str(out) == "-":
+        click.echo(text, nl=False)
+        return
+    target = out or content / "benchmarks" / f"{bench_id}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"{fmt_rate(m.tokens_per_second)} tokens/s, {util:.1%} of dense peak; wrote {target}")
+
+
+def fmt_rate(x: float) -> str:
+    return f"{x:,.2f}"
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()

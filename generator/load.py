@@ -131,6 +131,7 @@ BENCHMARKS = record(
                     "framework": opt("text"),
                     "definition": F("text"),
                     "notes": opt("text"),
+                    "acknowledged": opt("text"),
                     **SOURCE_FIELDS,
                 }
             )
@@ -270,6 +271,7 @@ class Benchmark:
     notes: str | None
     source: str
     url: str | None
+    acknowledged: str | None = None
 
 
 @dataclass(frozen=True)
@@ -424,6 +426,13 @@ def load_content(root: Path) -> Catalog:
     methods_raw = _records(methods_doc, METHODS)
     bench_doc = _load_doc(root / "benchmarks.yaml", problems)
     bench_raw = _records(bench_doc, BENCHMARKS)
+    # More records, one file each (costpress calibrate writes here).
+    extra_docs = []
+    for path in sorted((root / "benchmarks").glob("*.yaml")) if (root / "benchmarks").is_dir() else []:
+        doc = _load_doc(path, problems)
+        raw = _records(doc, BENCHMARKS)
+        if doc is not None and raw:
+            extra_docs.append((doc, raw))
 
     gpus = _index(hw_doc, hw["gpus"], "id", Gpu, "gpus") if hw else {}
     models = _index(models_doc, models_raw["models"], "id", Model, "models") if models_raw else {}
@@ -447,15 +456,18 @@ def load_content(root: Path) -> Catalog:
             memory[(m["model"], m["method"])] = Memory(**m)
 
     benchmarks: dict[str, Benchmark] = {}
-    if bench_raw:
-        benchmarks = _index(bench_doc, bench_raw["benchmarks"], "id", Benchmark, "benchmarks")
-        loaded = {"model": models_raw is not None, "method": methods_raw is not None, "gpu": hw is not None}
-        for i, b in enumerate(bench_raw["benchmarks"]):
+    loaded = {"model": models_raw is not None, "method": methods_raw is not None, "gpu": hw is not None}
+    for doc, raw in ([(bench_doc, bench_raw)] if bench_raw else []) + extra_docs:
+        for bid, item in _index(doc, raw["benchmarks"], "id", Benchmark, "benchmarks").items():
+            if bid in benchmarks:
+                doc.problem(("benchmarks",), f"duplicate benchmark id {bid!r}")
+            benchmarks[bid] = item
+        for i, b in enumerate(raw["benchmarks"]):
             if not b:
                 continue
             for fld, table in (("model", models), ("method", methods), ("gpu", gpus)):
                 if loaded[fld] and b[fld] is not None and b[fld] not in table:
-                    bench_doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
+                    doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
 
     snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems)
     guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})

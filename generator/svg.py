@@ -93,7 +93,8 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
     """Line chart on log, linear or date axes, with a legend under the plot."""
     layout = fig["layout"]
     xtype, ytype = layout["xaxis"].get("type", "linear"), layout["yaxis"].get("type", "linear")
-    series = [(t["name"], t["x"], t["y"], t["line"]["color"]) for t in fig["data"]]
+    traces = fig["data"]
+    series = [(t["name"], t["x"], t["y"], t["line"]["color"]) for t in traces]
 
     def xval(v):
         return dt.date.fromisoformat(v).toordinal() if xtype == "date" else float(v)
@@ -165,16 +166,31 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
             rotate=-90,
         )
     )
-    for _name, xx, yy, color in series:
-        points = " ".join(f"{_n(tx(xval(x)))},{_n(ty(float(y)))}" for x, y in zip(xx, yy, strict=True))
-        body.append(f"<polyline points='{points}' fill='none' stroke='{color}' stroke-width='2'/>")
+
+    def points(xx, yy) -> list[str]:
+        return [f"{_n(tx(xval(x)))},{_n(ty(float(y)))}" for x, y in zip(xx, yy, strict=True)]
+
+    for i, (trace, (_name, xx, yy, color)) in enumerate(zip(traces, series, strict=True)):
+        if trace.get("fill") == "tonexty" and i > 0:  # a shaded band between the previous trace and this one
+            _, px, py, _ = series[i - 1]
+            outline = points(px, py) + list(reversed(points(xx, yy)))
+            body.append(f"<polygon points='{' '.join(outline)}' fill='#4a4a4a' fill-opacity='0.15'/>")
+            continue
+        if trace["line"].get("width") == 0:
+            continue
+        body.append(f"<polyline points='{' '.join(points(xx, yy))}' fill='none' stroke='{color}' stroke-width='2'/>")
         for x, y in zip(xx, yy, strict=True):
             body.append(f"<circle cx='{_n(tx(xval(x)))}' cy='{_n(ty(float(y)))}' r='3' fill='{color}'/>")
     legend_top = top + plot_h + 62
-    for i, (name, _, _, color) in enumerate(series):
+    shown = [(t, s) for t, s in zip(traces, series, strict=True) if t.get("showlegend", True)]
+    for i, (trace, (name, _, _, color)) in enumerate(shown):
         y = legend_top + i * 20
-        body.append(f"<line x1='{left}' y1='{y}' x2='{left + 22}' y2='{y}' stroke='{color}' stroke-width='3'/>")
+        if trace.get("fill") == "tonexty":
+            body.append(f"<rect x='{left}' y='{y - 6}' width='22' height='12' fill='#4a4a4a' fill-opacity='0.15'/>")
+        else:
+            body.append(f"<line x1='{left}' y1='{y}' x2='{left + 22}' y2='{y}' stroke='{color}' stroke-width='3'/>")
         body.append(_text(left + 30, y + 4, name, size=12))
+    series = shown  # the legend height below counts shown entries
     return _frame(title, legend_top + len(series) * 20 + 10, body, chart_id)
 
 

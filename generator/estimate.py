@@ -1,0 +1,118 @@
+"""`costpress estimate`: the article arithmetic for one ad-hoc scenario."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from generator import engine
+from generator import formatting as fmt
+from generator.errors import CostpressError
+from generator.load import Catalog
+
+
+def estimate(
+    cat: Catalog,
+    model: str,
+    method: str,
+    tokens: int,
+    setups: list[str] | None = None,
+    utilization: float = 0.3,
+    startup_hours: float = 0.25,
+    runs: int = 1,
+) -> pd.DataFrame:
+    """Cost of one scenario on the named offers, or on every fitting offer, cheapest first."""
+    if model not in cat.models:
+        raise CostpressError(f"--model: unknown model {model!r}; known: {', '.join(sorted(cat.models))}")
+    if method not in cat.methods:
+        raise CostpressError(f"--method: unknown method {method!r}; known: {', '.join(sorted(cat.methods))}")
+    state = cat.memory.get((model, method))
+    if setups:
+        offers = []
+        for key in setups:
+            offer = cat.offer(key)
+            if offer is None:
+                raise CostpressError(f"--setup: unknown offer {key!r} (expected provider:gpuxcount, e.g. nodus:b200x1)")
+            offers.append(offer)
+    else:
+        offers = [o for snaps in cat.snapshots.values() for o in snaps[-1].offers]
+    rows = []
+    for offer in offers:
+        gpu = cat.gpus[offer.gpu]
+        fits = state is None or bool(engine.fits(state.gb, gpu.memory_gb, offer.count))
+        if not fits and not setups:
+            continue
+        rows.append(
+            {
+                "setup": offer.key,
+                "provider": offer.provider_name,
+                "gpus": f"{offer.count} × {gpu.name}",
+                "checked": offer.checked.isoformat(),
+                "usd_per_hour": offer.usd_per_hour,
+                "peak_tflops": gpu.peak_tflops * offer.count,
+                "ops_per_param": cat.methods[method].ops_per_param,
+                "parameters": float(cat.models[model].parameters),
+                "fits": fits,
+                "key": offer.key,
+            }
+        )
+    if not rows:
+        raise CostpressError("no offer holds the training state of this model and method")
+    grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
+    grid["runs"] = runs
+    grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
+    return engine.rank(grid, "cost_with_startup")
+
+
+COLUMNS = [
+    ("setup", "Setup", "text"),
+    ("gpus", "GPUs", "text"),
+    ("usd_per_hour", "USD/h", "usd"),
+    ("hours", "Hours", "hours"),
+    ("training_cost", "Training", "usd"),
+    ("cost_with_startup", "With startup", "usd"),
+    ("usd_per_million", "Per M tokens", "usd"),
+    ("total", "All runs", "usd"),
+]
+
+
+def render(frame: pd.DataFrame, form: str) -> str:
+    """Table, Markdown or JSON text of an estimate."""
+    if form == "json":
+        keep = [
+            "setup",
+            "provider",
+            "gpus",
+            "checked",
+            "fits",
+            "tokens",
+            "utilization",
+            "usd_per_hour",
+            "hours",
+            "training_cost",
+            "cost_with_startup",
+            "usd_per_million",
+            "runs",
+            "total",
+        ]
+        records = frame[keep].to_dict("records")
+        return json.dumps(records, indent=1, ensure_ascii=False) + "\n"
+    cells = [
+        [fmt.cell(r[key], kind) for key, _, kind in COLUMNS] + (["" if r["fits"] else "does not fit"])
+        for r in frame.to_dict("records")
+    ]
+    header = [label for _, label, _ in COLUMNS] + [""]
+    if form == "markdown":
+        lines = ["| " + " | ".join(header[:-1]) + " | note |", "|" + "---|" * (len(header) - 1) + "---|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\\\|") for c in row) + " |" for row in cells]
+        return "\n".join(lines) + "\n"
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(header)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    out += [
+        "  ".join(
+            c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in cells
+    ]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,72 @@
+"""Plausibility checks of the data against itself: `costpress lint`, and warnings in every build."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from generator import engine
+from generator import formatting as fmt
+from generator.load import Catalog, display_path
+
+LOW_UTILIZATION, HIGH_UTILIZATION = 0.05, 1.0
+OUTLIER_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    where: str
+    message: str
+    flagged: bool  # outside the plausible range
+    acknowledged: str | None = None
+
+    def line(self) -> str:
+        mark = "flag" if self.flagged and not self.acknowledged else ("acknowledged" if self.flagged else "ok")
+        text = f"{self.where}: {mark}: {self.message}"
+        return text + (f" (acknowledged: {self.acknowledged})" if self.flagged and self.acknowledged else "")
+
+
+def benchmark_findings(cat: Catalog) -> list[Finding]:
+    """Each throughput record's implied compute rate and share of the hardware's dense peak."""
+    out = []
+    for b in sorted(cat.benchmarks.values(), key=lambda b: b.id):
+        method, model, gpu = cat.methods[b.method], cat.models[b.model], cat.gpus[b.gpu]
+        peak = gpu.peak_tflops * b.count
+        util = engine.implied_utilization(method.ops_per_param, model.parameters, b.tokens_per_second, peak)
+        rate = method.ops_per_param * model.parameters * b.tokens_per_second / 1e12
+        flagged = util > HIGH_UTILIZATION or util < LOW_UTILIZATION
+        message = (
+            f"{fmt.number(b.tokens_per_second, 2)} tokens/s × {fmt.number(method.ops_per_param)} "
+            f"operations × {fmt.billions(model.parameters)} parameters = {fmt.number(rate, 1)} TFLOPS, "
+            f"{fmt.pct(util)} of the {fmt.number(peak)} TFLOPS dense peak of {b.count} × {gpu.name}"
+        )
+        where = f"{display_path(cat.root / 'benchmarks.yaml')}: {b.id}"
+        out.append(Finding(where, message, flagged, b.acknowledged))
+    return out
+
+
+def price_findings(cat: Catalog) -> list[Finding]:
+    """Offers whose price per PFLOP-hour is far from the median of their own snapshot."""
+    out = []
+    for snaps in cat.snapshots.values():
+        snap = snaps[-1]
+        values = {o.key: o.usd_per_hour / (cat.gpus[o.gpu].peak_tflops * o.count / 1000) for o in snap.offers}
+        if len(values) < 3:
+            continue
+        median = statistics.median(values.values())
+        for offer in snap.offers:
+            value = values[offer.key]
+            if value > median * OUTLIER_FACTOR or value < median / OUTLIER_FACTOR:
+                message = f"{offer.key}: {fmt.usd(value)} per PFLOP-hour against a snapshot median of {fmt.usd(median)}"
+                out.append(Finding(snap.file, message, True, offer.notes if offer.confirmed else None))
+    return out
+
+
+def lint(cat: Catalog) -> list[Finding]:
+    """All findings, benchmarks first."""
+    return benchmark_findings(cat) + price_findings(cat)
+
+
+def warnings(cat: Catalog) -> list[str]:
+    """Flagged findings nobody acknowledged, as build warnings."""
+    return [f.line() for f in lint(cat) if f.flagged and not f.acknowledged]

@@ -1,0 +1,178 @@
+"""estimate, calibrate and lint: the loop from a planning figure to a measured one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import CONTENT, B, Built, build, make_content, run_cli
+
+FIX = CONTENT.parent / "tests" / "fixtures" / "calibration"
+P70 = 70_553_706_496
+
+
+def test_estimate_matches_the_article(site):
+    result = run_cli(
+        "estimate",
+        "--content",
+        str(CONTENT),
+        "--model",
+        "llama-3.3-70b",
+        "--method",
+        "lora",
+        "--tokens",
+        "20M",
+        "--setup",
+        "nodus:b200x1",
+        "--runs",
+        "3",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    hours = 6 * P70 * 20e6 / (2250e12 * 0.3 * 3600)
+    assert row["hours"] == pytest.approx(hours)
+    assert row["cost_with_startup"] == pytest.approx((hours + 0.25) * 5.50)
+    assert row["total"] == pytest.approx(3 * (hours + 0.25) * 5.50)
+    page_row = next(r for r in site.table(B, "run-cost") if r[0] == "LoRA, 1 × B200")
+    assert page_row[1:4] == ["3.5", "$19.16", "$20.54"]
+    table = run_cli(
+        "estimate",
+        "--content",
+        str(CONTENT),
+        "--model",
+        "llama-3.3-70b",
+        "--method",
+        "lora",
+        "--tokens",
+        "20_000_000",
+        "--setup",
+        "nodus:b200x1",
+    )
+    assert "$19.16" in table.output and "$20.54" in table.output
+
+
+def test_estimate_ranks_every_fitting_setup():
+    result = run_cli(
+        "estimate",
+        "--content",
+        str(CONTENT),
+        "--model",
+        "llama-3.3-70b",
+        "--method",
+        "full",
+        "--tokens",
+        "1.5B",
+        "--format",
+        "json",
+    )
+    rows = json.loads(result.output)
+    costs = [r["cost_with_startup"] for r in rows]
+    assert costs == sorted(costs) and rows
+    assert all(r["fits"] for r in rows)
+    # full AdamW state (1,189 GB) fits only on 8 × B200 among the snapshots
+    assert {r["gpus"] for r in rows} == {"8 × B200"}
+    assert rows[0]["tokens"] == 1.5e9
+
+
+def test_estimate_bad_input():
+    result = run_cli("estimate", "--content", str(CONTENT), "--model", "gpt-9", "--method", "lora", "--tokens", "1M")
+    assert result.exit_code == 1 and "--model: unknown model 'gpt-9'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "tokens", "seconds"),
+    [
+        (["--trainer", str(FIX / "hf-trainer"), "--sequence-length", "2048"], 320 * 1 * 2048, 128.0),
+        (["--trainer", str(FIX / "hf-trainer-tokens")], 1_200_000, 400.0),
+        (["--csv", str(FIX / "steps.csv"), "--skip-steps", "2"], 8 * 16384, 8 * 4.0),
+        (["--tokens", "2M", "--seconds", "1000"], 2_000_000, 1000.0),
+    ],
+)
+def test_calibrate_makes_a_record_an_article_uses(tmp_path, args, tokens, seconds):
+    content = make_content(tmp_path)
+    result = run_cli(
+        "calibrate",
+        "--content",
+        str(content),
+        *args,
+        "--id",
+        "measured-8b-lora",
+        "--model",
+        "llama-3.1-8b",
+        "--method",
+        "lora",
+        "--gpu",
+        "h100",
+        "--count",
+        "1",
+    )
+    assert result.exit_code == 0, result.output
+    tps = tokens / seconds
+    util = 6 * 8_030_261_248 * tps / 989e12
+    assert f"{tps:,.2f} tokens/s, {util:.1%} of dense peak" in result.output
+    record = yaml.safe_load((content / "benchmarks" / "measured-8b-lora.yaml").read_text())["benchmarks"][0]
+    assert record["tokens_per_second"] == round(tps, 2)
+    article = (content / "articles" / "dgx-spark-70b-qlora-cost.md").read_text()
+    article = (
+        article.replace("slug: dgx-spark-70b-qlora-cost", "slug: measured-run")
+        .replace("benchmark: spark-llama-3.3-70b-qlora", "benchmark: measured-8b-lora")
+        .replace("offer: spark-rental:dgx-sparkx1", 'offer: "nodus:h100x1"')
+        .replace("compare_benchmarks: [spark-llama-3.2-3b-full, spark-llama-3.1-8b-lora]", "compare_benchmarks: []")
+    )
+    article = article.split("\n---\n")[0] + '\n---\n{{ table("estimates") }}\n'
+    (content / "articles" / "measured-run.md").write_text(article)
+    built, out = build(tmp_path, content)
+    assert built.exit_code == 0, built.output
+    hours = 100e6 / round(tps, 2) / 3600
+    assert ["100 M", f"{hours:,.1f}", f"${hours * 2.60:,.2f}"] in Built(out).table("measured-run", "estimates")
+
+
+def test_lint_reports_implied_utilization():
+    result = run_cli("lint", "--content", str(CONTENT))
+    assert result.exit_code == 0
+    rate = 6 * P70 * 759.79 / 1e12
+    assert (
+        f"759.79 tokens/s × 6 operations × 70.55 B parameters = {rate:,.1f} TFLOPS, {rate / 125:.0%}" in result.output
+    )
+    assert "6 checks, 6 flagged, 0 not acknowledged" in result.output
+
+
+def test_unacknowledged_lint_flag_is_a_build_warning(tmp_path):
+    content = make_content(
+        tmp_path,
+        {
+            "benchmarks.yaml": lambda t: t.replace(
+                "    acknowledged: Kept to show what the Chinese edition implies; no article uses it.\n", "", 1
+            )
+        },
+    )
+    result, _ = build(tmp_path, content)
+    assert result.exit_code == 0
+    assert "warning: " in result.output and "spark-llama-3.2-3b-full-zh: flag: 82,739.20 tokens/s" in result.output
+    strict = run_cli("lint", "--strict", "--content", str(content))
+    assert strict.exit_code == 1
+
+
+def test_sensitivity_range(site):
+    text = site.text(B)
+    lo = (6 * P70 * 20e6 / (2250e12 * 0.5 * 3600) + 0.25) * 5.50
+    hi = (6 * P70 * 20e6 / (2250e12 * 0.15 * 3600) + 0.25) * 5.50
+    assert (f"{lo:.2f}", f"{hi:.2f}") == ("12.87", "39.70")
+    assert f"the LoRA, 1 × B200 run costs from ${lo:.2f} to ${hi:.2f}, startup included" in text
+    assert f"a factor of {hi / lo:.1f}×" in text
+    row = next(r for r in site.table(B, "run-cost") if r[0] == "LoRA, 1 × B200")
+    assert row[4:] == [f"${lo:.2f}", f"${hi:.2f}"]
+
+
+def test_sources_block_lists_every_input(site):
+    for slug, expected in [
+        (B, "Hourly price, 1 × B200: $5.50"),
+        (B, "Dense BF16 peak, B200: 2,250 TFLOPS"),
+        (B, "Utilization, planning figure: 30%"),
+        (B, "Parameters, Llama 3.3 70B: 70,553,706,496"),
+    ]:
+        items = [" ".join(li.get_text(" ").split()) for li in site.html(slug).select("section.sources li")]
+        assert any(i.startswith(expected) for i in items), expected
