@@ -9,6 +9,7 @@ GPU count.
 
 from __future__ import annotations
 
+import ast
 import csv
 import datetime as dt
 import fnmatch
@@ -51,6 +52,7 @@ class Row:
     zone: str
     price: float | None
     spot: float | None
+    memory_gb: float | None = None  # per GPU, as the catalog's GpuInfo states it
 
 
 @dataclass
@@ -82,6 +84,18 @@ def _number(text: str) -> float | None:
     if not math.isfinite(value):
         raise ValueError(text)
     return value
+
+
+def _gpu_memory(info: str | None) -> float | None:
+    """Per-GPU memory in GB from a GpuInfo cell, when it is a dict with MemoryInfo."""
+    if not info or not info.strip().startswith("{"):
+        return None
+    try:
+        data = ast.literal_eval(info)
+        mib = data["Gpus"][0]["MemoryInfo"]["SizeInMiB"]
+    except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
+        return None
+    return round(float(mib) / 1024, 1) if mib else None
 
 
 def read_skypilot(path: Path, summary: Summary) -> list[Row]:
@@ -119,6 +133,7 @@ def read_skypilot(path: Path, summary: Summary) -> list[Row]:
             continue
         rows.append(
             Row(
+                memory_gb=_gpu_memory(rec.get("GpuInfo")),
                 instance=(rec["InstanceType"] or "").strip(),
                 accelerator=(rec["AcceleratorName"] or "").strip(),
                 count=int(count),
@@ -212,12 +227,22 @@ def import_skypilot(
             offer["spot_usd_per_hour"] = min(spots)
         offer["region"] = best.region
         offer["instance_type"] = best.instance
+        if best.memory_gb:
+            offer["gpu_memory_gb"] = best.memory_gb
         offers.append(offer)
     if not offers:
         raise CostpressError(
             f"{path}: no row maps to a GPU in hardware.yaml with an on-demand price; " + "; ".join(summary.lines()[1:])
         )
     summary.offers = len(offers)
+    too_big = [o for o in offers if o.get("gpu_memory_gb", 0) > gpus[o["gpu"]].memory_gb * 1.05]
+    acknowledged = None
+    if too_big:
+        acknowledged = (
+            f"The catalog's GpuInfo gives more memory per GPU than the GPU has for {len(too_big)} offers "
+            "(it looks like host memory); costpress uses the memory in hardware.yaml."
+        )
+        summary.notes.append(f"{len(too_big)} offers claim more GPU memory than hardware.yaml gives; see `costpress lint`")
     doc = {
         "provider": provider,
         "name": name or provider,
@@ -226,6 +251,7 @@ def import_skypilot(
         "url": "https://github.com/skypilot-org/skypilot-catalog",
         "notes": "checked is the date of the import; the catalog file does not record when its prices were read",
         "currency": "USD",
+        **({"acknowledged": acknowledged} if acknowledged else {}),
         "offers": offers,
     }
     header = f"# Imported by costpress import-prices from {path.name}. Edit the catalog, not this file.\n"

@@ -62,9 +62,35 @@ def price_findings(cat: Catalog) -> list[Finding]:
     return out
 
 
+def memory_findings(cat: Catalog) -> list[Finding]:
+    """Offers whose catalog claims more memory per GPU than the GPU has."""
+    out = []
+    for snaps in cat.snapshots.values():
+        for offer in snaps[-1].offers:
+            gpu = cat.gpus[offer.gpu]
+            if offer.gpu_memory_gb and offer.gpu_memory_gb > gpu.memory_gb * 1.05:
+                message = (f"{offer.key}: the catalog says {fmt.number(offer.gpu_memory_gb)} GB per GPU, but a "
+                           f"{gpu.name} has {fmt.number(gpu.memory_gb)} GB; costpress uses {fmt.number(gpu.memory_gb)}")
+                out.append(Finding(offer.file, message, True, snaps[-1].acknowledged))
+    return out
+
+
+def age_findings(cat: Catalog) -> list[Finding]:
+    """Each provider's newest snapshot against the newest snapshot in content/."""
+    newest = max((s.checked for snaps in cat.snapshots.values() for s in snaps), default=None)
+    out = []
+    for snaps in cat.snapshots.values():
+        snap = snaps[-1]
+        age = (newest - snap.checked).days
+        flagged = age > cat.site.stale_after_days
+        out.append(Finding(snap.file, f"{age} days older than the newest snapshot (limit {cat.site.stale_after_days})",
+                           flagged))
+    return out
+
+
 def lint(cat: Catalog) -> list[Finding]:
     """All findings, benchmarks first."""
-    return benchmark_findings(cat) + price_findings(cat)
+    return benchmark_findings(cat) + price_findings(cat) + memory_findings(cat) + age_findings(cat)
 
 
 def warnings(cat: Catalog) -> list[str]:

@@ -147,6 +147,7 @@ SNAPSHOT = record(
         "source": F("text"),
         "url": opt("url"),
         "notes": opt("text"),
+        "acknowledged": opt("text"),
         "currency": F("choice", choices=("USD",)),
         "offers": list_of(
             record(
@@ -157,6 +158,7 @@ SNAPSHOT = record(
                     "spot_usd_per_hour": opt("positive"),
                     "region": opt("text"),
                     "instance_type": opt("text"),
+                    "gpu_memory_gb": opt("positive"),
                     "notes": opt("text"),
                     "confirmed": opt("bool"),
                 }
@@ -291,6 +293,7 @@ class Offer:
     confirmed: bool
     file: str
     line: int | None = field(default=None, compare=False)
+    gpu_memory_gb: float | None = None  # what the provider's catalog says each GPU has
 
     @property
     def key(self) -> str:
@@ -312,6 +315,7 @@ class Snapshot:
     file: str
     offers: tuple[Offer, ...]
     notes: str | None = None
+    acknowledged: str | None = None  # why `costpress lint` flags in this snapshot are kept
 
 
 @dataclass(frozen=True)
@@ -605,6 +609,7 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
                         confirmed=bool(o["confirmed"]),
                         file=display,
                         line=doc.line(("offers", i, "usd_per_hour")),
+                        gpu_memory_gb=o["gpu_memory_gb"],
                     )
                 )
             if data["checked"] is None:
@@ -619,6 +624,7 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
                     file=display,
                     offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
                     notes=data["notes"],
+                    acknowledged=data["acknowledged"],
                 )
             )
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
