@@ -242,7 +242,9 @@ def import_skypilot(
             f"The catalog's GpuInfo gives more memory per GPU than the GPU has for {len(too_big)} offers "
             "(it looks like host memory); costpress uses the memory in hardware.yaml."
         )
-        summary.notes.append(f"{len(too_big)} offers claim more GPU memory than hardware.yaml gives; see `costpress lint`")
+        summary.notes.append(
+            f"{len(too_big)} offers claim more GPU memory than hardware.yaml gives; see `costpress lint`"
+        )
     doc = {
         "provider": provider,
         "name": name or provider,

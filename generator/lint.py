@@ -69,8 +69,10 @@ def memory_findings(cat: Catalog) -> list[Finding]:
         for offer in snaps[-1].offers:
             gpu = cat.gpus[offer.gpu]
             if offer.gpu_memory_gb and offer.gpu_memory_gb > gpu.memory_gb * 1.05:
-                message = (f"{offer.key}: the catalog says {fmt.number(offer.gpu_memory_gb)} GB per GPU, but a "
-                           f"{gpu.name} has {fmt.number(gpu.memory_gb)} GB; costpress uses {fmt.number(gpu.memory_gb)}")
+                message = (
+                    f"{offer.key}: the catalog says {fmt.number(offer.gpu_memory_gb)} GB per GPU, but a "
+                    f"{gpu.name} has {fmt.number(gpu.memory_gb)} GB; costpress uses {fmt.number(gpu.memory_gb)}"
+                )
                 out.append(Finding(offer.file, message, True, snaps[-1].acknowledged))
     return out
 
@@ -83,8 +85,11 @@ def age_findings(cat: Catalog) -> list[Finding]:
         snap = snaps[-1]
         age = (newest - snap.checked).days
         flagged = age > cat.site.stale_after_days
-        out.append(Finding(snap.file, f"{age} days older than the newest snapshot (limit {cat.site.stale_after_days})",
-                           flagged))
+        out.append(
+            Finding(
+                snap.file, f"{age} days older than the newest snapshot (limit {cat.site.stale_after_days})", flagged
+            )
+        )
     return out
 
 

@@ -139,8 +139,12 @@ def test_lint_reports_implied_utilization():
     )
     assert "0 not acknowledged" in result.output
     # the Nebius catalog states host memory as GPU memory; the importer acknowledges it in the snapshot
-    assert "nebius:h100x1: the catalog says 200 GB per GPU, but a H100 SXM has 80 GB; costpress uses 80" in result.output
-    assert "content/prices/nodus/2026-11-05.yaml: ok: 24 days older than the newest snapshot (limit 180)" in result.output
+    assert (
+        "nebius:h100x1: the catalog says 200 GB per GPU, but a H100 SXM has 80 GB; costpress uses 80" in result.output
+    )
+    assert (
+        "content/prices/nodus/2026-11-05.yaml: ok: 24 days older than the newest snapshot (limit 180)" in result.output
+    )
 
 
 def test_unacknowledged_lint_flag_is_a_build_warning(tmp_path):
