@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: site test check lint fix clean docs
+.PHONY: site test check lint fix clean docs bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,15 +23,18 @@ check: $(STAMP)  ## fail when site/ is not what content/ builds
 	$(BIN)/costpress build --check --strict
 
 lint: $(STAMP)
-	$(BIN)/ruff check generator tests
-	$(BIN)/ruff format --check generator tests
+	$(BIN)/ruff check generator tests benchmarks
+	$(BIN)/ruff format --check generator tests benchmarks
 
 fix: $(STAMP)
-	$(BIN)/ruff check --fix generator tests
-	$(BIN)/ruff format generator tests
+	$(BIN)/ruff check --fix generator tests benchmarks
+	$(BIN)/ruff format generator tests benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
 docs: $(STAMP)  ## regenerate the CLI reference in README.md from --help
 	$(BIN)/python -m generator.clidoc
+
+bench: $(STAMP)  ## build-speed figures for 100, 1,000 and 10,000 pages (prints, asserts nothing)
+	$(BIN)/python benchmarks/run.py

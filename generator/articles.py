@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -1008,10 +1009,146 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
     )
 
 
+# --- setup kind (one page of a family) ------------------------------------------
+
+SETUP = record(
+    {
+        "model": F("id"),
+        "method": F("id"),
+        "offer": F("text"),
+        "reference_tokens": F("tokens"),
+        "token_budgets": list_of(F("tokens")),
+        "chart_tokens": list_of(F("tokens")),
+        "utilization": F("share"),
+        "startup_hours": F("nonnegative"),
+        "neighbours": F("any"),
+        "listing_slug": F("slug"),
+    }
+)
+
+
+def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
+    """One model, one method, one offer: budgets, a chart, and the same job on the other setups."""
+    rec = Recorder()
+    blocks = Blocks()
+    model, method = cat.models[p["model"]], cat.methods[p["method"]]
+    offer = _offer(cat, art, p["offer"], ("offer",))
+    gpu = cat.gpus[offer.gpu]
+    mem = cat.memory[(model.id, method.id)]
+    util, startup = p["utilization"], p["startup_hours"]
+    peak, price = gpu.peak_tflops * offer.count, offer.usd_per_hour
+
+    def costs(tokens: list[float]) -> list[dict]:
+        # one setup: plain arrays are much cheaper than a frame per page
+        hours = engine.flop_hours(method.ops_per_param, float(model.parameters), np.asarray(tokens, float), peak, util)
+        return [
+            {
+                "tokens": t,
+                "hours": h,
+                "training_cost": engine.run_cost(h, price),
+                "cost_with_startup": engine.run_cost(h, price, startup),
+                "usd_per_million": engine.cost_per_million(engine.run_cost(h, price), t),
+            }
+            for t, h in zip(tokens, hours.tolist(), strict=True)
+        ]
+
+    budgets = costs(p["token_budgets"])
+    blocks.add(
+        Table(
+            "budgets",
+            f"{method.name} on {model.name}, {offer.count} × {gpu.name} at {offer.provider_name}, "
+            f"{fmt.pct(util)} utilization",
+            [
+                Column("tokens", "Training tokens", "tokens", True),
+                Column("hours", "Hours", "hours", True),
+                Column("training_cost", "Training cost (USD)", "usd", True),
+                Column("cost_with_startup", "With startup (USD)", "usd", True),
+            ],
+            budgets,
+        )
+    )
+    ref = costs([p["reference_tokens"]])[0]
+    for key in ("hours", "training_cost", "cost_with_startup", "usd_per_million"):
+        rec(f"reference.{key}", ref[key], "USD" if key != "hours" else "hours")
+    chart = costs(p["chart_tokens"])
+    title = f"Cost against training tokens on {offer.count} × {gpu.name}, startup included"
+    fig = charts.lines(
+        title,
+        [(f"{offer.count} × {gpu.name}", [r["tokens"] for r in chart], [r["cost_with_startup"] for r in chart])],
+        "Training tokens (log scale)",
+        "Cost in USD (log scale)",
+    )
+    blocks.add(
+        Chart(
+            "cost-vs-tokens",
+            title,
+            fig,
+            Table(
+                "cost-vs-tokens-data",
+                "Cost in USD by training tokens, startup included",
+                [Column("tokens", "Training tokens", "tokens", True), Column("cost_with_startup", "USD", "usd", True)],
+                chart,
+            ),
+        )
+    )
+    neighbours = list(p["neighbours"] or [])
+    cheaper = [n for n in neighbours if round(n["cost"], 2) < round(ref["cost_with_startup"], 2)]
+    values = {
+        "model": {"name": model.name, "parameters": model.parameters},
+        "method": {"name": method.name, "ops": method.ops_per_param},
+        "offer": {
+            "provider": offer.provider_name,
+            "setup": f"{offer.count} × {gpu.name}",
+            "gpu": gpu.name,
+            "count": offer.count,
+            "usd_per_hour": offer.usd_per_hour,
+            "checked": offer.checked,
+        },
+        "state_gb": mem.gb,
+        "memory_gb": gpu.memory_gb * offer.count,
+        "utilization": util,
+        "startup_minutes": startup * 60,
+        "reference": ref,
+        "reference_tokens": p["reference_tokens"],
+        "neighbours": neighbours,
+        "rank": len(cheaper) + 1,
+        "of": len(neighbours) + 1,
+        "is_cheapest": not cheaper,
+        "cheapest": (cheaper[0] if cheaper else None),
+        "listing_slug": p["listing_slug"],
+    }
+    inputs = [
+        Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
+        Input(
+            f"Operations per parameter per token, {method.name}",
+            method.ops_per_param,
+            "num",
+            "",
+            method.source,
+            method.url,
+        ),
+        Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
+        Input(f"Dense BF16 peak, {gpu.name}", gpu.peak_tflops, "num", "TFLOPS", gpu.peak_source, gpu.peak_url),
+        Input(f"Memory, {gpu.name}", gpu.memory_gb, "num", "GB", gpu.memory_source, gpu.memory_url),
+        Input(
+            f"Hourly price, {offer.count} × {gpu.name}",
+            offer.usd_per_hour,
+            "usd",
+            "",
+            f"{offer.provider_name}: {offer.source}",
+            offer.url,
+            offer.checked.isoformat(),
+        ),
+        Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family"),
+    ]
+    return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])
+
+
 KINDS = {
     "throughput": (THROUGHPUT, build_throughput),
     "flops": (FLOPS, build_flops),
     "market": (MARKET, build_market),
+    "setup": (SETUP, build_setup),
 }
 
 

@@ -11,6 +11,7 @@ import plotly.offline
 from generator import svg
 from generator.articles import build_context
 from generator.errors import ContentError
+from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
 from generator.load import Catalog, display_path, load_content
 from generator.render import Page, Renderer, RenderProblem, table_csv
@@ -31,8 +32,21 @@ def render_site(content: Path, templates: Path) -> Result:
     """Build every output file in memory; raise ContentError listing every problem."""
     catalog = load_content(content)
     problems: list[str] = []
+    family_articles, listings = [], []
+    for fam in load_families(catalog.root, problems):
+        arts, listing = expand(catalog, fam)
+        family_articles += arts
+        if listing is not None:
+            listings.append(listing)
+    owners: dict[str, str] = {}
+    for slug, owner in [(a.slug, a.file) for a in (*catalog.articles, *family_articles)] + [
+        (x.slug, x.family.file) for x in listings
+    ]:
+        if slug in owners:
+            problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
+        owners[slug] = owner
     contexts = []
-    for art in catalog.articles:
+    for art in (*catalog.articles, *family_articles):
         art.params_doc.problems = problems
         ctx = build_context(catalog, art)
         if ctx is not None:
@@ -51,9 +65,13 @@ def render_site(content: Path, templates: Path) -> Result:
         raise ContentError(problems)
 
     files = Files()
-    files.add("index.html", renderer.render_index(pages))
-    for name, data in renderer.render_site_files(pages).items():
+    files.add("index.html", renderer.render_index(pages, listings))
+    for name, data in renderer.render_site_files(pages, listings).items():
         files.add(name, data)
+    for listing in listings:
+        html, table = renderer.render_listing(listing)
+        files.add(f"{listing.slug}/index.html", html)
+        files.add(f"{listing.slug}/{table.id}.csv", table_csv(table))
     for page in pages:
         slug = page.article.slug
         files.add(f"{slug}/index.html", page.html)
@@ -67,19 +85,19 @@ def render_site(content: Path, templates: Path) -> Result:
                 f"{slug}/{chart.id}.svg",
                 svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"),
             )
-    for name in ASSET_FILES:
+    for name in ASSET_FILES + (("sort.js",) if listings else ()):
         files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
     if any(page.context.blocks.charts for page in pages):
         files.add("assets/plotly.min.js", plotly.offline.get_plotlyjs().encode("utf-8"))
     files.add("figures.json", figures_json(pages))
-    found = content_warnings(catalog, [ctx for _, ctx in contexts]) + lint_warnings(catalog)
+    found = content_warnings(catalog, contexts) + lint_warnings(catalog)
     return Result(catalog, pages, files, found)
 
 
 KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}
 
 
-def content_warnings(catalog: Catalog, contexts) -> list[str]:
+def content_warnings(catalog: Catalog, contexts: list) -> list[str]:
     """Things that are not wrong but deserve a look; --strict makes them errors."""
     root = catalog.root
     out = []
@@ -93,16 +111,17 @@ def content_warnings(catalog: Catalog, contexts) -> list[str]:
             or (len(parts) == 2 and parts[0] == "articles" and path.suffix == ".md")
             or (len(parts) == 3 and parts[0] == "prices" and path.suffix == ".yaml")
             or (len(parts) == 2 and parts[0] == "benchmarks" and path.suffix == ".yaml")
+            or (len(parts) == 2 and parts[0] == "families" and path.suffix == ".md")
         )
         if not known:
             out.append(f"{display_path(path)}: not a file costpress reads; remove it or move it out of content/")
-    used = {p for ctx in contexts for p in ctx.providers}
+    used = {p for _, ctx in contexts for p in ctx.providers}
     for provider in catalog.snapshots:
         if provider not in used:
             out.append(f"{display_path(root / 'prices' / provider)}: no article uses provider {provider!r}")
     newest = max((s.checked for snaps in catalog.snapshots.values() for s in snaps), default=None)
     limit = catalog.site.stale_after_days
-    for art, ctx in zip(catalog.articles, contexts, strict=False):
+    for art, ctx in contexts:
         for day in ctx.prices_checked:
             if newest is not None and (newest - day).days > limit:
                 out.append(

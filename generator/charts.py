@@ -125,7 +125,22 @@ def dated_lines(
     return _validated({"data": data, "layout": _layout(title, xaxis, yaxis, True)})
 
 
+_CHECKED: set[str] = set()
+
+
+def _shape(value) -> str:
+    """The structure of a figure (keys and types, not values), to validate each structure once."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_shape(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(sorted({_shape(v) for v in value})) + "]"
+    return type(value).__name__
+
+
 def _validated(fig: dict) -> dict:
-    """Let plotly check every property name and value, then keep the plain dict."""
-    go.Figure(fig)
+    """Let plotly check every property name and value type, once per figure structure; keep the plain dict."""
+    shape = _shape(fig)
+    if shape not in _CHECKED:
+        go.Figure(fig)
+        _CHECKED.add(shape)
     return fig

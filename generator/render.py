@@ -81,6 +81,14 @@ def _csv_text(text: str) -> str:
     return "'" + text if text.startswith(CSV_RISKY) else text
 
 
+def page_link(slug: Any) -> Markup:
+    """Relative link from one article page to another article's page."""
+    text = str(slug)
+    if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", text):
+        raise ValueError(f"not a page slug: {text!r}")
+    return Markup(f"../{text}/index.html")
+
+
 def yaml_str(value: Any) -> str:
     """A double-quoted YAML scalar (JSON syntax) with YAML's extra line breaks escaped too."""
     text = json.dumps(str(value), ensure_ascii=False)
@@ -99,6 +107,7 @@ def _safe_filters() -> dict:
 
     out = {name: wrap(func) for name, func in formatting.FILTERS.items()}
     out["url"] = safe_url
+    out["page_link"] = page_link
     out["cell"] = lambda value, kind="text": formatting.cell(value, kind)
     return out
 
@@ -188,6 +197,7 @@ class Renderer:
             loader=loader, autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
         )
         self.markdown = _markdown()
+        self._compiled: dict[tuple[int, str], jinja2.Template] = {}
         site = catalog.site
         for env in (self.html, self.md, self.xml):
             env.globals["site"] = site
@@ -215,8 +225,12 @@ class Renderer:
             "code": block("code", blocks.code),
         }
         try:
-            template = (env or self.body).from_string(source, globals=env_globals)
-            return template.render(values)
+            env = env or self.body
+            key = (id(env), source)
+            template = self._compiled.get(key)
+            if template is None:  # pages of one family share their prose: compile it once
+                template = self._compiled[key] = env.from_string(source)
+            return template.render({**values, **env_globals})
         except jinja2.TemplateSyntaxError as exc:
             raise RenderProblem(
                 f"{art.file}:{line + (exc.lineno or 1) - 1}: {where}: template error: {exc.message}"
@@ -322,25 +336,78 @@ class Renderer:
             )
         return docs
 
-    def _entries(self, pages: list[Page]) -> list[dict]:
-        items = sorted(pages, key=lambda p: (p.article.date, p.article.slug), reverse=True)
-        return [{"article": p.article, "modified": max([p.article.date, *p.context.prices_checked])} for p in items]
+    def _entries(self, pages: list[Page], listings=()) -> list[dict]:
+        """Index and feed entries: articles and family listings (family pages are reached from their listing)."""
+        entries = [
+            {"article": p.article, "modified": max([p.article.date, *p.context.prices_checked])}
+            for p in pages
+            if p.article.kind != "setup"
+        ]
+        for x in listings:
+            entries.append({"article": x, "modified": max([x.date, *x.prices_checked])})
+        return sorted(entries, key=lambda e: (e["article"].date, e["article"].slug), reverse=True)
 
-    def render_index(self, pages: list[Page]) -> bytes:
+    def render_index(self, pages: list[Page], listings=()) -> bytes:
         site = self.catalog.site
-        page = {"root": "", "entries": self._entries(pages), "url": site.base_url}
+        page = {"root": "", "entries": self._entries(pages, listings), "url": site.base_url}
         return self.html.get_template("index.html").render(page=page).encode("utf-8")
 
-    def render_site_files(self, pages: list[Page]) -> dict[str, bytes]:
+    def render_listing(self, listing):
+        """A family's listing page: every combination in one sortable table, and that table."""
+        from generator.model import Column, Table
+
+        p = listing.family.data["params"]
+        table = Table(
+            "combinations",
+            f"{formatting.tokens(p['reference_tokens'])} training tokens at {formatting.pct(p['utilization'])} "
+            "utilization, startup included; every combination of the family's axes",
+            [
+                Column("model_name", "Model"),
+                Column("method_name", "Method"),
+                Column("provider_name", "Provider"),
+                Column("setup", "Setup"),
+                Column("usd_per_hour", "USD per hour", "usd", True),
+                Column("usd_per_million", "USD per million tokens", "usd", True),
+                Column("cost_with_startup", "Reference run (USD)", "usd", True),
+                Column("fit_text", "Memory"),
+            ],
+            [
+                {
+                    **r,
+                    "fit_text": "fits"
+                    if r["fits"]
+                    else f"needs {formatting.number(r['state_gb'] or 0)} GB"
+                    if r["state_gb"]
+                    else "no memory figure",
+                }
+                for r in listing.rows
+            ],
+        )
+        site = self.catalog.site
+        page = {
+            "root": "../",
+            "listing": listing,
+            "table": table,
+            "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
+            "modified": max([listing.date, *listing.prices_checked]),
+        }
+        return self.html.get_template("listing.html").render(page=page).encode("utf-8"), table
+
+    def render_site_files(self, pages: list[Page], listings=()) -> dict[str, bytes]:
         """Sitemap, Atom feed, robots.txt and the 404 page."""
         site = self.catalog.site
         base = site.base_url if site.base_url.endswith("/") else site.base_url + "/"
-        entries = self._entries(pages)
+        entries = self._entries(pages, listings)
+        every = entries + [
+            {"article": p.article, "modified": max([p.article.date, *p.context.prices_checked])}
+            for p in pages
+            if p.article.kind == "setup"
+        ]
         updated = max((e["modified"] for e in entries), default=None)
         xml = self.xml
         return {
             "sitemap.xml": xml.get_template("sitemap.xml")
-            .render(base=base, entries=entries, updated=updated.isoformat() if updated else None)
+            .render(base=base, entries=every, updated=updated.isoformat() if updated else None)
             .encode("utf-8"),
             "atom.xml": xml.get_template("atom.xml")
             .render(base=base, entries=entries, updated=updated.isoformat() if updated else "1970-01-01")

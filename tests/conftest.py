@@ -25,10 +25,15 @@ def run_cli(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def make_content(tmp: Path, edits: dict[str, str | Callable[[str], str] | None] | None = None) -> Path:
-    """Copy content/ into tmp and apply edits: new text, a function of the old text, or None to delete."""
+def make_content(
+    tmp: Path, edits: dict[str, str | Callable[[str], str] | None] | None = None, families: bool = False
+) -> Path:
+    """Copy content/ into tmp and apply edits: new text, a function of the old text, or None to delete.
+
+    Page families (dozens of generated pages) are left out unless asked for, to keep builds quick.
+    """
     dest = tmp / "content"
-    shutil.copytree(CONTENT, dest)
+    shutil.copytree(CONTENT, dest, ignore=None if families else shutil.ignore_patterns("families"))
     for rel, edit in (edits or {}).items():
         path = dest / rel
         if edit is None:

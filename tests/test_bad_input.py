@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CONTENT, TEMPLATES, make_content, run_cli
+from conftest import TEMPLATES, make_content, run_cli
 
 CASES = sorted((Path(__file__).parent / "bad").glob("*.yaml"))
 
@@ -39,8 +39,9 @@ def apply_case(case: dict, tmp: Path) -> Path:
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """A previously published site, to prove a failed build leaves it untouched."""
-    out = tmp_path_factory.mktemp("published") / "site"
-    result = run_cli("build", "--content", str(CONTENT), "--out", str(out), "--templates", str(TEMPLATES))
+    tmp = tmp_path_factory.mktemp("published")
+    out = tmp / "site"
+    result = run_cli("build", "--content", str(make_content(tmp)), "--out", str(out), "--templates", str(TEMPLATES))
     assert result.exit_code == 0, result.output
     return out
 

@@ -14,7 +14,15 @@ import pytest
 from conftest import A, B
 from tools import AXE_JS, CHROMIUM, need
 
-PAGES = ["index.html", f"{A}/index.html", f"{B}/index.html", "70b-fine-tune-across-clouds/index.html", "404.html"]
+PAGES = [
+    "index.html",
+    f"{A}/index.html",
+    f"{B}/index.html",
+    "70b-fine-tune-across-clouds/index.html",
+    "fine-tune-70b-every-setup/index.html",
+    "llama-3-3-70b-lora-on-nodus-b200x1/index.html",
+    "404.html",
+]
 VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
 SHOTS = Path(os.environ.get("COSTPRESS_SHOTS") or tempfile.mkdtemp(prefix="costpress-shots-"))
 
@@ -115,5 +123,23 @@ def test_print_layout(browser, site):
         assert not page.locator(".site-header").is_visible()
         pdf = page.pdf()
         assert pdf[:4] == b"%PDF" and problems == []
+    finally:
+        page.close()
+
+
+def test_listing_sorts_on_click(browser, site):
+    page, problems = open_page(browser, site, "fine-tune-70b-every-setup/index.html", VIEWPORTS["laptop"])
+    try:
+        column = 6  # "Reference run (USD)"
+        page.locator("thead button").nth(column).click()
+        values = page.eval_on_selector_all(
+            "table.sortable tbody tr", f"rows => rows.map(r => Number(r.cells[{column}].dataset.value))"
+        )
+        assert values == sorted(values)
+        page.locator("thead button").nth(column).click()
+        again = page.eval_on_selector_all(
+            "table.sortable tbody tr", f"rows => rows.map(r => Number(r.cells[{column}].dataset.value))"
+        )
+        assert again == sorted(values, reverse=True) and problems == []
     finally:
         page.close()

@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import CONTENT, TEMPLATES, build, make_content, replace
+from conftest import TEMPLATES, build, make_content, replace
 
 import generator.write as w
 from generator.build import render_site
@@ -78,7 +78,7 @@ def sites(tmp_path_factory):
     new_content = make_content(
         tmp / "new", {"prices/nodus/2026-11-05.yaml": replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}")}
     )
-    old_files = render_site(CONTENT, TEMPLATES).files
+    old_files = render_site(make_content(tmp / "old"), TEMPLATES).files
     new_files = render_site(new_content, TEMPLATES).files
     old_site = tmp / "old-site"
     w.publish(old_files, old_site)

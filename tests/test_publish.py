@@ -61,7 +61,12 @@ def test_sitemap(site):
 def test_feed_parses(site):
     feed = feedparser.parse((site.out / "atom.xml").read_bytes())
     assert not feed.bozo, feed.get("bozo_exception")
-    assert [e.link for e in feed.entries] == [f"{BASE}70b-fine-tune-across-clouds/", f"{BASE}{B}/", f"{BASE}{A}/"]
+    assert [e.link for e in feed.entries] == [
+        f"{BASE}fine-tune-70b-every-setup/",
+        f"{BASE}70b-fine-tune-across-clouds/",
+        f"{BASE}{B}/",
+        f"{BASE}{A}/",
+    ]
     assert all(e.summary for e in feed.entries)
 
 

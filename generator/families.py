@@ -1,0 +1,227 @@
+"""Page families: one content file declares axes, and the build makes a page per fitting combination.
+
+`content/families/<name>.md` holds the axes (models, methods, providers), the
+slug and title patterns, the shared parameters and one body template. The
+whole family's grid is computed in one vectorized pass; each fitting
+combination becomes an article of kind `setup`, and the family gets a listing
+page with every combination, fitting or not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from generator import engine
+from generator.load import Article, Catalog, display_path
+from generator.schema import Doc, F, list_of, parse_yaml, read_text, record, validate
+
+FAMILY = record(
+    {
+        "date": F("date"),
+        "tags": list_of(F("text"), required=False),
+        "listing": record({"slug": F("slug"), "title": F("text"), "description": F("text")}),
+        "page": record({"slug": F("text"), "title": F("text"), "description": F("text")}),
+        "axes": record({"models": list_of(F("id")), "methods": list_of(F("id")), "providers": list_of(F("slug"))}),
+        "params": record(
+            {
+                "reference_tokens": F("tokens"),
+                "token_budgets": list_of(F("tokens")),
+                "chart_tokens": list_of(F("tokens")),
+                "utilization": F("share"),
+                "startup_hours": F("nonnegative"),
+            }
+        ),
+        "faq": list_of(record({"q": F("text"), "a": F("text")}), required=False),
+        "sources": list_of(record({"name": F("text"), "url": F("url", required=False)}), required=False),
+    }
+)
+FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.S)
+PLACEHOLDER_RE = re.compile(r"\{([a-z_]+)\}")
+
+
+@dataclass
+class Family:
+    name: str
+    file: str
+    doc: Doc
+    data: dict
+    body: str
+    body_line: int
+
+
+@dataclass
+class Listing:
+    """One family's listing page: every combination, fitting or not."""
+
+    family: Family
+    slug: str
+    title: str
+    description: str
+    date: dt.date
+    rows: list[dict]
+    prices_checked: list[dt.date]
+    tags: tuple[str, ...] = ()
+
+
+def load_families(root: Path, problems: list[str]) -> list[Family]:
+    out = []
+    folder = root / "families"
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.md")):
+        display = display_path(path)
+        text = read_text(path, display, problems)
+        if text is None:
+            continue
+        m = FRONT_MATTER_RE.match(text.replace("\r\n", "\n"))
+        if not m:
+            problems.append(f"{display}:1: expected YAML front matter between two '---' lines")
+            continue
+        doc = parse_yaml(m.group(1), display, line_offset=1)
+        problems.extend(doc.problems)
+        doc.problems = problems
+        if doc.data is None:
+            continue
+        data = validate(doc, doc.data, FAMILY)
+        if data is None or any(v is None for k, v in data.items() if k not in ("tags", "faq", "sources")):
+            continue
+        for key in ("slug", "title", "description"):
+            for name in PLACEHOLDER_RE.findall(data["page"][key]):
+                if name not in PLACES:
+                    doc.problem(("page", key), f"unknown placeholder {{{name}}}; known: {', '.join(PLACES)}")
+        out.append(Family(path.stem, display, doc, data, text[m.end() :], m.group(0).count("\n") + 1))
+    return out
+
+
+PLACES = ("model", "model_name", "method", "method_name", "provider", "provider_name", "gpu", "gpu_name", "count")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", text.lower())).strip("-")
+
+
+def family_grid(cat: Catalog, fam: Family) -> pd.DataFrame:
+    """Every model × method × offer of the family, with fit and reference-run cost, in one pass."""
+    axes, p = fam.data["axes"], fam.data["params"]
+    rows = []
+    for i, model_id in enumerate(axes["models"]):
+        if model_id not in cat.models:
+            fam.doc.problem(("axes", "models", i), f"unknown model {model_id!r}")
+            continue
+        model = cat.models[model_id]
+        for j, method_id in enumerate(axes["methods"]):
+            if method_id not in cat.methods:
+                fam.doc.problem(("axes", "methods", j), f"unknown method {method_id!r}")
+                continue
+            method = cat.methods[method_id]
+            mem = cat.memory.get((model_id, method_id))
+            for k, provider in enumerate(axes["providers"]):
+                snap = cat.snapshot(provider)
+                if snap is None:
+                    fam.doc.problem(("axes", "providers", k), f"no price snapshot for provider {provider!r}")
+                    continue
+                for offer in snap.offers:
+                    gpu = cat.gpus[offer.gpu]
+                    rows.append(
+                        {
+                            "model": model_id,
+                            "model_name": model.name,
+                            "method": method_id,
+                            "method_name": method.name,
+                            "provider": provider,
+                            "provider_name": snap.name,
+                            "gpu": gpu.id,
+                            "gpu_name": gpu.name,
+                            "count": offer.count,
+                            "offer": offer.key,
+                            "checked": offer.checked,
+                            "setup": f"{offer.count} × {gpu.name}",
+                            "usd_per_hour": offer.usd_per_hour,
+                            "peak_tflops": gpu.peak_tflops * offer.count,
+                            "ops_per_param": method.ops_per_param,
+                            "parameters": float(model.parameters),
+                            "state_gb": mem.gb if mem else None,
+                            "memory_gb": gpu.memory_gb * offer.count,
+                            "fits": bool(mem is not None and engine.fits(mem.gb, gpu.memory_gb, offer.count)),
+                            "key": f"{model_id}/{method_id}@{offer.key}",
+                        }
+                    )
+    if not rows:
+        return pd.DataFrame()
+    grid = engine.flop_grid(pd.DataFrame(rows), [p["reference_tokens"]], p["utilization"], p["startup_hours"])
+    grid["slug"] = [
+        _slug(fam.data["page"]["slug"].format(**{k: r[k] for k in PLACES})) if r["fits"] else None
+        for r in grid.to_dict("records")
+    ]
+    return engine.rank(grid, "usd_per_million")
+
+
+def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
+    """The family's articles (kind 'setup'), and its listing page."""
+    grid = family_grid(cat, fam)
+    if grid.empty:
+        return [], None
+    page, p = fam.data["page"], fam.data["params"]
+    fitting = grid[grid["fits"]].to_dict("records")
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in fitting:
+        groups.setdefault((r["model"], r["method"]), []).append(r)
+    for rows in groups.values():
+        rows.sort(key=lambda r: (r["cost_with_startup"], r["key"]))
+    articles = []
+    for r in fitting:
+        places = {k: r[k] for k in PLACES}
+        neighbours = [
+            {
+                "label": f"{n['provider_name']}, {n['setup']}",
+                "slug": n["slug"],
+                "cost": n["cost_with_startup"],
+                "usd_per_million": n["usd_per_million"],
+            }
+            for n in groups[(r["model"], r["method"])]
+            if n["key"] != r["key"]
+        ]
+        params = {
+            **p,
+            "model": r["model"],
+            "method": r["method"],
+            "offer": r["offer"],
+            "neighbours": neighbours,
+            "listing_slug": fam.data["listing"]["slug"],
+        }
+        articles.append(
+            Article(
+                file=fam.file,
+                title=page["title"].format(**places),
+                slug=r["slug"],
+                date=fam.data["date"],
+                description=page["description"].format(**places),
+                kind="setup",
+                tags=tuple(fam.data["tags"] or ()),
+                prices_as_of=None,
+                params=params,
+                params_doc=fam.doc,
+                sources=tuple(fam.data["sources"] or ()),
+                faq=tuple(fam.data["faq"] or ()),
+                attribution=None,
+                body=fam.body,
+                body_line=fam.body_line,
+            )
+        )
+    listing = fam.data["listing"]
+    rows = [{**r, "slug": r["slug"] if r["fits"] else None} for r in grid.to_dict("records")]
+    return articles, Listing(
+        fam,
+        listing["slug"],
+        listing["title"],
+        listing["description"],
+        fam.data["date"],
+        rows,
+        sorted({r["checked"] for r in rows}),
+        tuple(fam.data["tags"] or ()),
+    )

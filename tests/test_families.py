@@ -1,0 +1,81 @@
+"""Page families: one page per fitting model × method × offer, a listing, links between neighbours."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+import yaml
+from conftest import CONTENT
+
+LISTING = "fine-tune-70b-every-setup"
+STATE = {"qlora": 50, "lora": 152, "full-8bit": 766, "full": 1189}
+OPS = {"qlora": 6, "lora": 6, "full-8bit": 8, "full": 8}
+P70 = 70_553_706_496
+GPUS = {g["id"]: g for g in yaml.safe_load((CONTENT / "hardware.yaml").read_text())["gpus"]}
+
+
+def usd(x: float) -> str:
+    return "$" + f"{Decimal(repr(x)).quantize(Decimal('0.01'), ROUND_HALF_UP):,}"
+
+
+def combinations():
+    """Every (method, provider, offer) of the family, from the snapshots, with fit and run cost."""
+    out = []
+    for provider in ["lambda", "nebius", "runpod", "nodus"]:
+        snap = yaml.safe_load(sorted((CONTENT / "prices" / provider).glob("*.yaml"))[-1].read_text())
+        for method in STATE:
+            for o in snap["offers"]:
+                gpu = GPUS[o["gpu"]]
+                fits = gpu["memory_gb"] * o["count"] >= STATE[method]
+                hours = OPS[method] * P70 * 20e6 / (gpu["peak_tflops"] * o["count"] * 1e12 * 0.3 * 3600)
+                slug = f"llama-3-3-70b-{method}-on-{provider}-{o['gpu']}x{o['count']}".replace("full-8bit", "full-8bit")
+                out.append(
+                    {
+                        "slug": slug,
+                        "fits": fits,
+                        "cost": (hours + 0.25) * o["usd_per_hour"],
+                        "method": method,
+                        "provider": provider,
+                    }
+                )
+    return out
+
+
+def test_one_page_per_fitting_combination(site):
+    combos = combinations()
+    expected = {c["slug"] for c in combos if c["fits"]}
+    built = {p.parent.name for p in site.out.glob("llama-3-3-70b-*/index.html")}
+    assert built == expected
+    assert len(expected) > 50
+
+
+def test_page_figures(site):
+    for c in combinations():
+        if c["fits"] and c["provider"] == "runpod" and c["method"] == "lora":
+            text = site.text(c["slug"])
+            assert f"costs about {usd(c['cost'])}, startup included" in text, c["slug"]
+
+
+def test_neighbour_links_resolve_and_rank(site):
+    combos = [c for c in combinations() if c["fits"] and c["method"] == "lora"]
+    cheapest = min(combos, key=lambda c: c["cost"])
+    soup = site.html(cheapest["slug"])
+    links = [a["href"] for a in soup.select("main a") if a["href"].startswith("../")]
+    assert links
+    for href in links:
+        assert (site.out / cheapest["slug"] / href).resolve().is_file(), href
+    assert f"This is the cheapest of the {len(combos)} setups we list for this job." in site.text(cheapest["slug"])
+
+
+def test_listing_has_every_combination(site):
+    rows = site.table(LISTING, "combinations")[1:]
+    combos = combinations()
+    assert len(rows) == len(combos)
+    soup = site.html(LISTING)
+    linked = {a["href"].split("/")[1] for a in soup.select("table a")}
+    assert linked == {c["slug"] for c in combos if c["fits"]}
+    assert sum(r[-1] == "fits" for r in rows) == sum(c["fits"] for c in combos)
+    assert soup.find("script", src="../assets/sort.js")
+    index_links = [a["href"] for a in site.html(".").select(".post-list a")]
+    assert f"{LISTING}/index.html" in index_links
+    assert not any(h.startswith("llama-3-3-70b-") for h in index_links)  # family pages hang off their listing
