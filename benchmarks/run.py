@@ -132,7 +132,7 @@ def main(sizes: list[int]) -> None:
             cold, rss, line = run_build(content, out)
             pages = sum(1 for p in out.glob("*/index.html"))
             noop, rss2, line2 = run_build(content, out)
-            snap = next((content / "prices").glob("*/2026-11-01.yaml"))
+            snap = content / "prices" / "cloud0000" / "2026-11-01.yaml"
             snap.write_text(snap.read_text().replace("usd_per_hour: 5.00}", "usd_per_hour: 5.10}", 1))
             change, rss3, line3 = run_build(content, out)
             print(f"\n{pages} pages ({expected} combinations fit)")

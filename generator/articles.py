@@ -1027,6 +1027,9 @@ SETUP = record(
 )
 
 
+NEIGHBOURS_SHOWN = 8
+
+
 def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
     """One model, one method, one offer: budgets, a chart, and the same job on the other setups."""
     rec = Recorder()
@@ -1110,7 +1113,9 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "startup_minutes": startup * 60,
         "reference": ref,
         "reference_tokens": p["reference_tokens"],
-        "neighbours": neighbours,
+        # the cheapest alternatives only: a page lists a handful, the listing page has them all
+        "neighbours": neighbours[:NEIGHBOURS_SHOWN],
+        "more_neighbours": max(0, len(neighbours) - NEIGHBOURS_SHOWN),
         "rank": len(cheaper) + 1,
         "of": len(neighbours) + 1,
         "is_cheapest": not cheaper,

@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from generator import engine
-from generator.load import Article, Catalog, display_path
-from generator.schema import Doc, F, list_of, parse_yaml, read_text, record, validate
+from generator.load import Article, Catalog, read_front_matter
+from generator.schema import Doc, F, list_of, record, validate
 
 FAMILY = record(
     {
@@ -40,7 +40,6 @@ FAMILY = record(
         "sources": list_of(record({"name": F("text"), "url": F("url", required=False)}), required=False),
     }
 )
-FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.S)
 PLACEHOLDER_RE = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -74,19 +73,10 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
     if not folder.is_dir():
         return out
     for path in sorted(folder.glob("*.md")):
-        display = display_path(path)
-        text = read_text(path, display, problems)
-        if text is None:
+        parsed = read_front_matter(path, problems)
+        if parsed is None:
             continue
-        m = FRONT_MATTER_RE.match(text.replace("\r\n", "\n"))
-        if not m:
-            problems.append(f"{display}:1: expected YAML front matter between two '---' lines")
-            continue
-        doc = parse_yaml(m.group(1), display, line_offset=1)
-        problems.extend(doc.problems)
-        doc.problems = problems
-        if doc.data is None:
-            continue
+        doc, body, body_line = parsed
         data = validate(doc, doc.data, FAMILY)
         if data is None or any(v is None for k, v in data.items() if k not in ("tags", "faq", "sources")):
             continue
@@ -94,7 +84,7 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
             for name in PLACEHOLDER_RE.findall(data["page"][key]):
                 if name not in PLACES:
                     doc.problem(("page", key), f"unknown placeholder {{{name}}}; known: {', '.join(PLACES)}")
-        out.append(Family(path.stem, display, doc, data, text[m.end() :], m.group(0).count("\n") + 1))
+        out.append(Family(path.stem, doc.file, doc, data, body, body_line))
     return out
 
 

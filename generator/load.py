@@ -630,29 +630,39 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
 
 
+def read_front_matter(path: Path, problems: list[str]) -> tuple[Doc, str, int] | None:
+    """A Markdown file with YAML front matter: the parsed front matter, the body and the body's first line."""
+    display = display_path(path)
+    text = read_text(path, display, problems)
+    if text is None:
+        return None
+    text = text.replace("\r\n", "\n")
+    m = FRONT_MATTER_RE.match(text)
+    if not m:
+        problems.append(f"{display}:1: expected YAML front matter between two '---' lines")
+        return None
+    doc = parse_yaml(m.group(1), display, line_offset=1)
+    problems.extend(doc.problems)
+    doc.problems = problems
+    if doc.data is None:
+        return None
+    return doc, text[m.end() :], m.group(0).count("\n") + 1
+
+
 def _load_articles(folder: Path, problems: list[str]) -> list[Article]:
     articles: list[Article] = []
     if not folder.is_dir():
         problems.append(f"{display_path(folder)}: articles folder not found")
         return articles
     for path in sorted(folder.glob("*.md")):
-        display = display_path(path)
-        text = read_text(path, display, problems)
-        if text is None:
+        parsed = read_front_matter(path, problems)
+        if parsed is None:
             continue
-        m = FRONT_MATTER_RE.match(text.replace("\r\n", "\n"))
-        if not m:
-            problems.append(f"{display}:1: expected YAML front matter between two '---' lines")
-            continue
-        doc = parse_yaml(m.group(1), display, line_offset=1)
-        problems.extend(doc.problems)
-        doc.problems = problems
-        if doc.data is None:
-            continue
+        doc, body, body_line = parsed
+        display = doc.file
         data = validate(doc, doc.data, ARTICLE)
         if not data or any(data[k] is None for k in ("title", "slug", "date", "description", "kind")):
             continue
-        body = text.replace("\r\n", "\n")[m.end() :]
         articles.append(
             Article(
                 file=display,
@@ -669,7 +679,7 @@ def _load_articles(folder: Path, problems: list[str]) -> list[Article]:
                 faq=tuple(data["faq"] or ()),
                 attribution=data["attribution"],
                 body=body,
-                body_line=m.group(0).count("\n") + 1,
+                body_line=body_line,
             )
         )
     return articles
