@@ -145,3 +145,14 @@ def test_javascript_links_are_refused(tmp_path):
     )
     result, out = build(tmp_path, content)
     assert result.exit_code == 1 and "sources[0].url: expected an http(s) URL" in result.output
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_svg_charts_stay_well_formed(hostile, slug):
+    import xml.etree.ElementTree as ET
+
+    svgs = sorted((hostile.out / slug).glob("*.svg"))
+    assert svgs
+    for path in svgs:
+        root = ET.fromstring(path.read_bytes())
+        assert not root.findall(".//{http://www.w3.org/2000/svg}script")
