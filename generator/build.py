@@ -152,7 +152,7 @@ def figures_json(pages: list[Page]) -> bytes:
         )
         checked = enc([d.isoformat() for d in page.context.prices_checked])
         articles.append(
-            f" {enc(page.article.slug)}: {{\n  \"figures\": [\n{figures}\n  ],\n"
-            f"  \"prices_checked\": {checked},\n  \"title\": {enc(page.article.title)}\n }}"
+            f' {enc(page.article.slug)}: {{\n  "figures": [\n{figures}\n  ],\n'
+            f'  "prices_checked": {checked},\n  "title": {enc(page.article.title)}\n }}'
         )
-    return ("{\"articles\": {\n" + ",\n".join(articles) + "\n}}\n").encode("utf-8")
+    return ('{"articles": {\n' + ",\n".join(articles) + "\n}}\n").encode("utf-8")
