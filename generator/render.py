@@ -207,14 +207,12 @@ class Renderer:
     def _template_text(
         self, art: Article, source: str, values: dict, where: str, line: int, env: SandboxedEnvironment | None = None
     ) -> str:
-        blocks_used: list[str] = []
         blocks = values["_blocks"]
 
         def block(kind: str, store: dict):
             def call(block_id: str) -> Markup:
                 if block_id not in store:
                     raise RenderProblem(f"unknown {kind} {block_id!r}; known: {', '.join(sorted(store)) or 'none'}")
-                blocks_used.append(block_id)
                 return Markup(f"\n\n[[{kind}:{block_id}]]\n\n")
 
             return call
