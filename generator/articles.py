@@ -19,6 +19,7 @@ from generator import charts, engine
 from generator import formatting as fmt
 from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Code, Column, Figure, Input, Table
+from generator.scenarios import gpu_inputs, price_input, setup_row
 from generator.schema import F, list_of, opt, record, validate
 
 
@@ -269,17 +270,7 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
             r["bench"].url,
         )
         for r in runs
-    ] + [
-        Input(
-            f"Hourly price, {offer.count} × {gpu.name}",
-            offer.usd_per_hour,
-            "usd",
-            "",
-            f"{offer.provider_name}: {offer.source}",
-            offer.url,
-            offer.checked.isoformat(),
-        )
-    ]
+    ] + [price_input(offer, gpu)]
     return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])
 
 
@@ -350,27 +341,8 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
                 f"{offer.count} x {gpu.name} holds {fmt.number(gpu.memory_gb * offer.count)} GB",
             )
         offers.append((offer, gpu))
-        rows.append(
-            {
-                "key": f"{method.id}@{offer.key}",
-                "method": method.id,
-                "method_name": method.name,
-                "family": method.family,
-                "offer": offer.key,
-                "gpu": gpu.id,
-                "gpu_name": gpu.name,
-                "gpu_short": gpu.short_name,
-                "count": offer.count,
-                "setup": f"{offer.count} × {gpu.name}",
-                "label": f"{method.name}, {offer.count} × {gpu.name}",
-                "peak_tflops": gpu.peak_tflops * offer.count,
-                "memory_gb": gpu.memory_gb * offer.count,
-                "state_gb": mem.gb,
-                "usd_per_hour": offer.usd_per_hour,
-                "ops_per_param": method.ops_per_param,
-                "parameters": float(model.parameters),
-            }
-        )
+        row = setup_row(cat, model, method, offer)
+        rows.append({**row, "label": f"{method.name}, {row['setup']}"})
     keys = [r["key"] for r in rows]
     if len(set(keys)) != len(keys):
         _fail(art, ("setups",), "the same method and offer are listed twice")
@@ -766,28 +738,8 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
     for offer, gpu in offers:
         if gpu.id not in seen_gpu:
             seen_gpu.add(gpu.id)
-            inputs.append(
-                Input(
-                    f"Dense BF16 peak, {gpu.name}",
-                    gpu.peak_tflops,
-                    "num",
-                    "TFLOPS",
-                    gpu.peak_source,
-                    gpu.peak_url,
-                )
-            )
-            inputs.append(Input(f"Memory, {gpu.name}", gpu.memory_gb, "num", "GB", gpu.memory_source, gpu.memory_url))
-        inputs.append(
-            Input(
-                f"Hourly price, {offer.count} × {gpu.name}",
-                offer.usd_per_hour,
-                "usd",
-                "",
-                f"{offer.provider_name}: {offer.source}",
-                offer.url,
-                offer.checked.isoformat(),
-            )
-        )
+            inputs += gpu_inputs(gpu)
+        inputs.append(price_input(offer, gpu))
     for (mid, meth), mem in sorted(cat.memory.items()):
         if mid == model.id:
             inputs.append(
@@ -870,28 +822,9 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
             _fail(art, ("methods",), f"no training-state memory recorded for {model.id} with {method.id}")
         for snap in snaps:
             for offer in snap.offers:
-                gpu = cat.gpus[offer.gpu]
-                if not engine.fits(mem.gb, gpu.memory_gb, offer.count):
-                    continue
-                rows.append(
-                    {
-                        "key": f"{method.id}@{offer.key}",
-                        "method": method.id,
-                        "method_name": method.name,
-                        "provider": offer.provider_name,
-                        "offer": offer.key,
-                        "gpu": gpu.id,
-                        "gpu_name": gpu.name,
-                        "count": offer.count,
-                        "setup": f"{offer.count} × {gpu.name}",
-                        "label": f"{offer.provider_name}, {offer.count} × {gpu.name}",
-                        "peak_tflops": gpu.peak_tflops * offer.count,
-                        "usd_per_hour": offer.usd_per_hour,
-                        "ops_per_param": method.ops_per_param,
-                        "parameters": float(model.parameters),
-                        "state_gb": mem.gb,
-                    }
-                )
+                row = setup_row(cat, model, method, offer)
+                if row["fits"]:
+                    rows.append({**row, "label": f"{offer.provider_name}, {row['setup']}"})
     if not rows:
         _fail(art, ("providers",), "no offer of these providers holds the training state of any listed method")
     grid = engine.flop_grid(pd.DataFrame(rows), [p["tokens"]], p["utilization"], p["startup_hours"])
@@ -979,23 +912,9 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
         for offer in snap.offers:
             if offer.key in used:
                 note = f" ({snap.notes})" if snap.notes else ""
-                inputs.append(
-                    Input(
-                        f"Hourly price, {offer.provider_name} {offer.count} × {cat.gpus[offer.gpu].name}",
-                        offer.usd_per_hour,
-                        "usd",
-                        "",
-                        f"{offer.provider_name}: {offer.source}{note}",
-                        offer.url,
-                        offer.checked.isoformat(),
-                    )
-                )
+                inputs.append(price_input(offer, cat.gpus[offer.gpu], offer.provider_name, note))
     for gpu_id in sorted({r["gpu"] for r in rows}):
-        gpu = cat.gpus[gpu_id]
-        inputs.append(
-            Input(f"Dense BF16 peak, {gpu.name}", gpu.peak_tflops, "num", "TFLOPS", gpu.peak_source, gpu.peak_url)
-        )
-        inputs.append(Input(f"Memory, {gpu.name}", gpu.memory_gb, "num", "GB", gpu.memory_source, gpu.memory_url))
+        inputs += gpu_inputs(cat.gpus[gpu_id])
     for method in methods:
         mem = cat.memory[(model.id, method.id)]
         inputs.append(Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url))
@@ -1133,17 +1052,8 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
             method.url,
         ),
         Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
-        Input(f"Dense BF16 peak, {gpu.name}", gpu.peak_tflops, "num", "TFLOPS", gpu.peak_source, gpu.peak_url),
-        Input(f"Memory, {gpu.name}", gpu.memory_gb, "num", "GB", gpu.memory_source, gpu.memory_url),
-        Input(
-            f"Hourly price, {offer.count} × {gpu.name}",
-            offer.usd_per_hour,
-            "usd",
-            "",
-            f"{offer.provider_name}: {offer.source}",
-            offer.url,
-            offer.checked.isoformat(),
-        ),
+        *gpu_inputs(gpu),
+        price_input(offer, gpu),
         Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family"),
     ]
     return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])

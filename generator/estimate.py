@@ -10,6 +10,7 @@ from generator import engine
 from generator import formatting as fmt
 from generator.errors import CostpressError
 from generator.load import Catalog
+from generator.scenarios import setup_row
 
 
 def estimate(
@@ -39,24 +40,10 @@ def estimate(
         offers = [o for snaps in cat.snapshots.values() for o in snaps[-1].offers]
     rows = []
     for offer in offers:
-        gpu = cat.gpus[offer.gpu]
-        fits = state is None or bool(engine.fits(state.gb, gpu.memory_gb, offer.count))
-        if not fits and not setups:
-            continue
-        rows.append(
-            {
-                "setup": offer.key,
-                "provider": offer.provider_name,
-                "gpus": f"{offer.count} × {gpu.name}",
-                "checked": offer.checked.isoformat(),
-                "usd_per_hour": offer.usd_per_hour,
-                "peak_tflops": gpu.peak_tflops * offer.count,
-                "ops_per_param": cat.methods[method].ops_per_param,
-                "parameters": float(cat.models[model].parameters),
-                "fits": fits,
-                "key": offer.key,
-            }
-        )
+        row = setup_row(cat, cat.models[model], cat.methods[method], offer)
+        row["fits"] = state is None or row["fits"]  # with no memory figure, a named setup is taken at its word
+        if row["fits"] or setups:
+            rows.append({**row, "key": offer.key})
     if not rows:
         raise CostpressError("no offer holds the training state of this model and method")
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
@@ -66,8 +53,8 @@ def estimate(
 
 
 COLUMNS = [
-    ("setup", "Setup", "text"),
-    ("gpus", "GPUs", "text"),
+    ("offer", "Setup", "text"),
+    ("setup", "GPUs", "text"),
     ("usd_per_hour", "USD/h", "usd"),
     ("hours", "Hours", "hours"),
     ("training_cost", "Training", "usd"),
@@ -80,11 +67,7 @@ COLUMNS = [
 def render(frame: pd.DataFrame, form: str) -> str:
     """Table, Markdown or JSON text of an estimate."""
     if form == "json":
-        keep = [
-            "setup",
-            "provider",
-            "gpus",
-            "checked",
+        numbers = [
             "fits",
             "tokens",
             "utilization",
@@ -96,7 +79,16 @@ def render(frame: pd.DataFrame, form: str) -> str:
             "runs",
             "total",
         ]
-        records = frame[keep].to_dict("records")
+        records = [
+            {
+                "setup": r["offer"],
+                "provider": r["provider_name"],
+                "gpus": r["setup"],
+                "checked": r["checked"].isoformat(),
+                **{k: r[k] for k in numbers},
+            }
+            for r in frame.to_dict("records")
+        ]
         return json.dumps(records, indent=1, ensure_ascii=False) + "\n"
     cells = [
         [fmt.cell(r[key], kind) for key, _, kind in COLUMNS] + (["" if r["fits"] else "does not fit"])

@@ -18,6 +18,7 @@ import pandas as pd
 
 from generator import engine
 from generator.load import Article, Catalog, read_front_matter
+from generator.scenarios import setup_row
 from generator.schema import Doc, F, list_of, record, validate
 
 FAMILY = record(
@@ -109,38 +110,14 @@ def family_grid(cat: Catalog, fam: Family) -> pd.DataFrame:
                 fam.doc.problem(("axes", "methods", j), f"unknown method {method_id!r}")
                 continue
             method = cat.methods[method_id]
-            mem = cat.memory.get((model_id, method_id))
             for k, provider in enumerate(axes["providers"]):
                 snap = cat.snapshot(provider)
                 if snap is None:
                     fam.doc.problem(("axes", "providers", k), f"no price snapshot for provider {provider!r}")
                     continue
                 for offer in snap.offers:
-                    gpu = cat.gpus[offer.gpu]
-                    rows.append(
-                        {
-                            "model": model_id,
-                            "model_name": model.name,
-                            "method": method_id,
-                            "method_name": method.name,
-                            "provider": provider,
-                            "provider_name": snap.name,
-                            "gpu": gpu.id,
-                            "gpu_name": gpu.name,
-                            "count": offer.count,
-                            "offer": offer.key,
-                            "checked": offer.checked,
-                            "setup": f"{offer.count} × {gpu.name}",
-                            "usd_per_hour": offer.usd_per_hour,
-                            "peak_tflops": gpu.peak_tflops * offer.count,
-                            "ops_per_param": method.ops_per_param,
-                            "parameters": float(model.parameters),
-                            "state_gb": mem.gb if mem else None,
-                            "memory_gb": gpu.memory_gb * offer.count,
-                            "fits": bool(mem is not None and engine.fits(mem.gb, gpu.memory_gb, offer.count)),
-                            "key": f"{model_id}/{method_id}@{offer.key}",
-                        }
-                    )
+                    row = setup_row(cat, model, method, offer)
+                    rows.append({**row, "key": f"{model_id}/{row['key']}"})
     if not rows:
         return pd.DataFrame()
     grid = engine.flop_grid(pd.DataFrame(rows), [p["reference_tokens"]], p["utilization"], p["startup_hours"])
