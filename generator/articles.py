@@ -1059,11 +1059,272 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
     return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])
 
 
+# --- time-to-train kind ----------------------------------------------------------
+
+TIME_TO_TRAIN = record({"suite": F("id"), "providers": list_of(F("slug"))})
+
+
+def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
+    """Published time-to-train results × the hourly price of a matching rented setup.
+
+    A suite fixes the work (samples × sequence length on one model); each result is
+    one system's wall time for it. A run on a rented offer of the same GPU type and
+    count is priced at the fastest and at the median published time of that type.
+    """
+    rec = Recorder()
+    blocks = Blocks()
+    suite = _lookup(cat.suites, p["suite"], "time-to-train suite", art, ("suite",))
+    model, method = cat.models[suite.model], cat.methods[suite.method]
+    snaps = []
+    for i, provider in enumerate(p["providers"]):
+        snap = cat.snapshot(provider, art.prices_as_of)
+        if snap is None:
+            when = f" on or before {art.prices_as_of}" if art.prices_as_of else ""
+            _fail(art, ("providers", i), f"no price snapshot for provider {provider!r}{when}")
+        snaps.append(snap)
+    tokens = suite.tokens
+    results = []
+    for r in suite.results:
+        gpu = cat.gpus[r.gpu]
+        hours = r.minutes / 60
+        util = engine.utilization_over_run(
+            method.ops_per_param, model.parameters, tokens, gpu.peak_tflops * r.count, hours
+        )
+        key = f"{r.round} {r.submitter} {r.system}"
+        results.append(
+            {
+                "key": key,
+                "gpu": r.gpu,
+                "gpu_name": gpu.name,
+                "count": r.count,
+                "setup": f"{r.count} × {gpu.name}",
+                "system": r.system,
+                "submitter": r.submitter,
+                "round": r.round,
+                "availability": r.availability,
+                "minutes": r.minutes,
+                "utilization": rec(f"result.{key}.utilization", util, "share", suite.id),
+                "url": r.url,
+            }
+        )
+    frame = pd.DataFrame(results)
+    frame["group"] = frame["gpu"] + "x" + frame["count"].astype(str)
+    spread = engine.time_spread(frame, "group").to_dict("records")
+    groups = {}
+    for g in spread:
+        first = frame[frame["group"] == g["group"]].iloc[0]
+        gpu = cat.gpus[first["gpu"]]
+        peak = gpu.peak_tflops * int(first["count"])
+        fastest = engine.rank(frame[frame["group"] == g["group"]], "minutes").iloc[0]
+        groups[g["group"]] = {
+            "key": g["group"],
+            "gpu": gpu.id,
+            "setup": str(first["setup"]),
+            "systems": int(g["systems"]),
+            "fastest": rec(f"gpu.{g['group']}.fastest_minutes", g["fastest"], "minutes", suite.id),
+            "fastest_system": f"{fastest['submitter']} {fastest['system']} ({fastest['round']})",
+            "median": rec(f"gpu.{g['group']}.median_minutes", g["median"], "minutes", suite.id),
+            "slowest": rec(f"gpu.{g['group']}.slowest_minutes", g["slowest"], "minutes", suite.id),
+            "median_utilization": rec(
+                f"gpu.{g['group']}.median_utilization",
+                engine.utilization_over_run(method.ops_per_param, model.parameters, tokens, peak, g["median"] / 60),
+                "share",
+                suite.id,
+            ),
+            "offers": 0,
+        }
+    rows = []
+    for snap in snaps:
+        for offer in snap.offers:
+            group = groups.get(f"{offer.gpu}x{offer.count}")
+            if group is None:
+                continue
+            group["offers"] += 1
+            label = f"{offer.provider_name}, {group['setup']}"
+            rows.append(
+                {
+                    "key": offer.key,
+                    "label": label,
+                    "provider": offer.provider,
+                    "provider_name": offer.provider_name,
+                    "gpu": offer.gpu,
+                    "usd_per_hour": offer.usd_per_hour,
+                    "median_minutes": group["median"],
+                    "systems": group["systems"],
+                    "cost_median": rec(
+                        f"offer.{offer.key}.cost_median",
+                        engine.run_cost(group["median"] / 60, offer.usd_per_hour),
+                        "USD",
+                        offer.key,
+                        suite.id,
+                    ),
+                    "cost_fastest": rec(
+                        f"offer.{offer.key}.cost_fastest",
+                        engine.run_cost(group["fastest"] / 60, offer.usd_per_hour),
+                        "USD",
+                        offer.key,
+                        suite.id,
+                    ),
+                    "offer": offer,
+                }
+            )
+    if not rows:
+        _fail(art, ("providers",), f"no offer of these providers matches a GPU type and count in {suite.file}")
+    ranked = engine.rank(pd.DataFrame(rows), "cost_median")
+    records = ranked.drop(columns=["offer"]).to_dict("records")
+    best, worst = records[0], records[-1]
+    leaders = engine.leaders(ranked, "cost_median")["label"].tolist()
+    hour = engine.rank(ranked, "usd_per_hour").iloc[0].drop(labels=["offer"]).to_dict()
+    priced = [g for g in groups.values() if g["offers"]]
+    fastest_gpu = min(priced, key=lambda g: (g["median"], g["key"]))
+
+    blocks.add(
+        Table(
+            "offers",
+            f"One {suite.name} run on each matching rented setup, priced at the median and the fastest "
+            "published time of its GPU type",
+            [
+                Column("label", "Provider and setup"),
+                Column("usd_per_hour", "Price per hour (USD)", "usd", True),
+                Column("median_minutes", "Median time (minutes)", "num2", True),
+                Column("cost_median", "Run cost at the median time (USD)", "usd", True),
+                Column("cost_fastest", "Run cost at the fastest time (USD)", "usd", True),
+            ],
+            records,
+        )
+    )
+    gpu_rows = sorted(groups.values(), key=lambda g: (g["median"], g["key"]))
+    blocks.add(
+        Table(
+            "gpu-types",
+            f"Published times to train by setup ({suite.name})",
+            [
+                Column("setup", "Setup"),
+                Column("systems", "Systems", "int", True),
+                Column("fastest", "Fastest (minutes)", "num2", True),
+                Column("median", "Median (minutes)", "num2", True),
+                Column("slowest", "Slowest (minutes)", "num2", True),
+                Column("median_utilization", "Implied utilization at the median", "pct", True),
+            ],
+            gpu_rows,
+        )
+    )
+    all_rows = sorted(results, key=lambda r: (r["gpu_name"], r["minutes"], r["key"]))
+    blocks.add(
+        Table(
+            "results",
+            f"Every result used: {suite.name}, {len(all_rows)} systems",
+            [
+                Column("key", "Round, submitter and system"),
+                Column("setup", "Setup"),
+                Column("availability", "Availability as submitted"),
+                Column("minutes", "Time to train (minutes)", "num2", True),
+                Column("utilization", "Implied utilization", "pct", True),
+            ],
+            all_rows,
+        )
+    )
+    title = f"Cost of one {suite.name} run at the median published time"
+    fig = charts.bar(
+        title,
+        [r["label"] for r in records],
+        [r["cost_median"] for r in records],
+        [fmt.usd(r["cost_median"]) for r in records],
+        "Provider and setup",
+        "Run cost at the median time (USD)",
+    )
+    blocks.add(
+        Chart(
+            "cost-median",
+            title,
+            fig,
+            Table(
+                "cost-median-data",
+                "Run cost at the median published time by provider and setup",
+                [Column("label", "Provider and setup"), Column("cost_median", "USD", "usd", True)],
+                records,
+            ),
+        )
+    )
+    values = {
+        "suite": {
+            "name": suite.name,
+            "samples": suite.samples,
+            "sequence_length": suite.sequence_length,
+            "tokens": tokens,
+            "definition": suite.definition,
+            "notes": suite.notes,
+            "results": len(results),
+        },
+        "model": {"name": model.name, "parameters": model.parameters},
+        "method": {"name": method.name, "ops_per_param": method.ops_per_param},
+        "gpu_types": gpu_rows,
+        "fastest_gpu": fastest_gpu,
+        "unpriced": [g for g in gpu_rows if not g["offers"]],
+        "offers": records,
+        "best": best,
+        "worst": worst,
+        "leaders": leaders,
+        "is_tied": len(leaders) > 1,
+        "spread": rec("offers.spread", worst["cost_median"] / best["cost_median"], "ratio"),
+        "cheapest_hour": hour,
+        "best_is_cheapest_hour": hour["key"] == best["key"],
+        "providers": [{"name": s.name, "checked": s.checked} for s in snaps],
+    }
+    inputs = [
+        Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
+        Input(
+            f"Operations per parameter per token, {method.name}",
+            method.ops_per_param,
+            "num",
+            "",
+            method.source,
+            method.url,
+        ),
+        Input(
+            f"Samples per run, {suite.name}", suite.samples, "num1", "samples", suite.samples_source, suite.samples_url
+        ),
+        Input(
+            f"Tokens per sample, {suite.name}",
+            suite.sequence_length,
+            "int",
+            "tokens",
+            suite.sequence_source,
+            suite.sequence_url,
+        ),
+        Input(
+            f"Times to train, {suite.name}",
+            len(results),
+            "int",
+            "results",
+            f"{suite.source}; {suite.definition}",
+            suite.url,
+        ),
+    ]
+    used = {r["key"] for r in records}
+    for snap in snaps:
+        for offer in snap.offers:
+            if offer.key in used:
+                note = f" ({snap.notes})" if snap.notes else ""
+                inputs.append(price_input(offer, cat.gpus[offer.gpu], offer.provider_name, note))
+    for gpu_id in sorted({g["gpu"] for g in gpu_rows}):
+        inputs += gpu_inputs(cat.gpus[gpu_id])[:1]
+    return Context(
+        values,
+        blocks,
+        inputs,
+        list(rec.figures.values()),
+        sorted({s.checked for s in snaps}),
+        [s.provider for s in snaps],
+    )
+
+
 KINDS = {
     "throughput": (THROUGHPUT, build_throughput),
     "flops": (FLOPS, build_flops),
     "market": (MARKET, build_market),
     "setup": (SETUP, build_setup),
+    "time-to-train": (TIME_TO_TRAIN, build_time_to_train),
 }
 
 

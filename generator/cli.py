@@ -62,6 +62,50 @@ def cli() -> None:
     """Build GPU cost articles from price snapshots and benchmark data."""
 
 
+@cli.command("import-results")
+@click.argument("kind", type=click.Choice(["mlperf"]))
+@click.argument("csv_file", metavar="CSV", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The suite file under content/benchmarks/; its time_to_train header is kept, its results replaced.",
+)
+@click.option("--count", default=8, show_default=True, type=click.IntRange(min=1), help="Accelerators per system.")
+@content_option
+def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Path) -> None:
+    """Refresh a time-to-train suite's results from a benchmark summary CSV (MLPerf Training)."""
+    from generator.importers import import_mlperf
+    from generator.load import TIME_TO_TRAIN, display_path, load_hardware
+    from generator.schema import parse_yaml, read_text, record, validate
+
+    problems: list[str] = []
+    display = display_path(out)
+    if not out.exists():
+        raise CostpressError(
+            f"{display}: file is missing; write its time_to_train header first (see README, time-to-train results)"
+        )
+    text = read_text(out, display, problems)
+    doc = parse_yaml(text or "", display)
+    header = None
+    raw = doc.data.get("time_to_train") if isinstance(doc.data, dict) else None
+    if not problems and not doc.problems:
+        if isinstance(raw, dict):
+            fields = {k: f for k, f in TIME_TO_TRAIN.record.items() if k != "results"}
+            header = validate(doc, {k: v for k, v in raw.items() if k != "results"}, record(fields), ("time_to_train",))
+        else:
+            doc.problem(("time_to_train",), "missing; expected the suite header (id, name, model, method ...)")
+    problems += doc.problems
+    if problems or header is None:
+        raise ContentError(problems)
+    text, summary = import_mlperf(csv_file, header, load_hardware(content), count)
+    out.write_text(text, encoding="utf-8")
+    for line in summary.lines():
+        click.echo(line)
+    click.echo(f"wrote {out}")
+
+
 @cli.command()
 @content_option
 @out_option

@@ -52,6 +52,20 @@ def implied_utilization(ops_per_param, parameters, tokens_per_second, peak_tflop
     return ops_per_param * parameters * tokens_per_second / (peak_tflops * TERA)
 
 
+def utilization_over_run(ops_per_param, parameters, tokens, peak_tflops, hours):
+    """Share of dense peak that finishing `tokens` in `hours` implies: ops × params × tokens / (peak × seconds)."""
+    return ops_per_param * parameters * tokens / (np.asarray(peak_tflops, float) * TERA * hours * SECONDS_PER_HOUR)
+
+
+def time_spread(results: pd.DataFrame, by: str, column: str = "minutes") -> pd.DataFrame:
+    """Per group: how many results, and the fastest, median and slowest value of a time column."""
+    grouped = results.groupby(by, sort=True)[column]
+    out = pd.DataFrame(
+        {"systems": grouped.size(), "fastest": grouped.min(), "median": grouped.median(), "slowest": grouped.max()}
+    )
+    return out.reset_index()
+
+
 def tokens_for_budget(budget_usd, usd_per_million):
     """Training tokens a budget buys at a given cost per million tokens."""
     return budget_usd / usd_per_million * MILLION

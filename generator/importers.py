@@ -62,9 +62,10 @@ class Summary:
     skipped: Counter = field(default_factory=Counter)
     unknown: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    noun: str = "offers"
 
     def lines(self) -> list[str]:
-        out = [f"read {self.rows} rows, wrote {self.offers} offers"]
+        out = [f"read {self.rows} rows, wrote {self.offers} {self.noun}"]
         for reason, n in sorted(self.skipped.items()):
             out.append(f"skipped {n} rows: {reason}")
         if self.unknown:
@@ -258,5 +259,121 @@ def import_skypilot(
     }
     header = f"# Imported by costpress import-prices from {path.name}. Edit the catalog, not this file.\n"
     return header + yaml.safe_dump(
+        doc, sort_keys=False, default_flow_style=None, width=1000, allow_unicode=True
+    ), summary
+
+
+# --- time-to-train results --------------------------------------------------------
+
+MLPERF_REQUIRED = (
+    "mlperf_version",
+    "submitter",
+    "submitter_dir",
+    "system_name",
+    "division",
+    "availability",
+    "accelerator_count",
+    "accelerator_model_name",
+    "run_minutes",
+    "time_to_train_minutes",
+    "results_path",
+    "source_repo",
+    "commit",
+)
+
+
+def _read_csv(path: Path, required: tuple[str, ...], what: str) -> list[dict]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
+    if b"\0" in raw:
+        raise CostpressError(f"{path}: expected a CSV text file, found binary data")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CostpressError(f"{path}: expected UTF-8 text") from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise CostpressError(
+            f"{path}: not {what}: missing column {', '.join(repr(m) for m in missing)} "
+            f"(found: {', '.join(header) or 'none'})"
+        )
+    return list(reader)
+
+
+def import_mlperf(path: Path, header: dict, gpus: dict[str, Gpu], count: int) -> tuple[str, Summary]:
+    """Rewrite a time-to-train suite's results from an MLPerf Training summary CSV.
+
+    `header` is the suite's own fields (model, method, samples ...), kept as they
+    are; only `results` comes from the CSV: closed-division systems with `count`
+    accelerators and a score. Rows with identical run logs (power-measurement
+    resubmissions of the same runs) are one result.
+    """
+    summary = Summary(noun="results")
+    names = {name: gpu.id for gpu in gpus.values() for name in gpu.result_names or ()}
+    seen: dict[tuple[str, str], str] = {}
+    results = []
+    for n, row in enumerate(_read_csv(path, MLPERF_REQUIRED, "an MLPerf results summary"), start=2):
+        summary.rows += 1
+        if row["division"].strip() != "closed":
+            summary.skipped["not in the closed division"] += 1
+            continue
+        try:
+            gpus_in_system = int(row["accelerator_count"])
+            minutes = float(row["time_to_train_minutes"]) if row["time_to_train_minutes"].strip() else None
+        except ValueError:
+            raise CostpressError(
+                f"{path}:{n}: expected numbers in accelerator_count and time_to_train_minutes"
+            ) from None
+        if gpus_in_system != count:
+            summary.skipped[f"not {count} accelerators"] += 1
+            continue
+        if minutes is None:
+            summary.skipped["no time-to-train score"] += 1
+            continue
+        if not math.isfinite(minutes) or minutes <= 0:
+            raise CostpressError(f"{path}:{n}: time_to_train_minutes: expected a positive number, got {minutes}")
+        accelerator = row["accelerator_model_name"].strip()
+        gpu = names.get(accelerator)
+        if gpu is None:
+            summary.unknown[accelerator] += 1
+            continue
+        same = (row["mlperf_version"], row["run_minutes"])
+        if same in seen:
+            summary.skipped["same run logs as another submission"] += 1
+            summary.notes.append(f"{row['submitter_dir']} {row['system_name']}: same runs as {seen[same]}, kept once")
+            continue
+        seen[same] = f"{row['submitter_dir']} {row['system_name']}"
+        result = {
+            "system": row["system_name"].strip(),
+            "submitter": row["submitter"].strip(),
+            "round": row["mlperf_version"].strip(),
+            "gpu": gpu,
+            "count": count,
+            "minutes": minutes,
+            "availability": row["availability"].strip(),
+            "url": f"https://github.com/{row['source_repo'].strip()}/tree/{row['commit'].strip()}/"
+            f"{row['results_path'].strip().rstrip('/')}",
+        }
+        results.append(result)
+    if not results:
+        raise CostpressError(
+            f"{path}: no closed-division result with {count} accelerators maps to a GPU in hardware.yaml "
+            "(result_names); " + "; ".join(summary.lines()[1:])
+        )
+    results.sort(key=lambda r: (r["gpu"], r["minutes"], r["round"], r["submitter"], r["system"]))
+    summary.offers = len(results)
+    summary.notes = sorted(set(summary.notes))
+    doc = {
+        "time_to_train": {**{k: v for k, v in header.items() if k != "results" and v is not None}, "results": results}
+    }
+    comment = (
+        f"# Results imported by costpress import-results from {path.name}; the fields above `results`\n"
+        "# are kept on re-import. Edit the CSV or the header, not the results.\n"
+    )
+    return comment + yaml.safe_dump(
         doc, sort_keys=False, default_flow_style=None, width=1000, allow_unicode=True
     ), summary

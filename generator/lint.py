@@ -45,6 +45,29 @@ def benchmark_findings(cat: Catalog) -> list[Finding]:
     return out
 
 
+def result_findings(cat: Catalog) -> list[Finding]:
+    """Each time-to-train result's implied share of its setup's dense peak."""
+    out = []
+    for suite in sorted(cat.suites.values(), key=lambda s: s.id):
+        model, method = cat.models[suite.model], cat.methods[suite.method]
+        for r in suite.results:
+            gpu = cat.gpus[r.gpu]
+            peak = gpu.peak_tflops * r.count
+            util = engine.utilization_over_run(
+                method.ops_per_param, model.parameters, suite.tokens, peak, r.minutes / 60
+            )
+            flagged = util > HIGH_UTILIZATION or util < LOW_UTILIZATION
+            message = (
+                f"{r.round} {r.submitter} {r.system}: {fmt.tokens(suite.tokens)} tokens × "
+                f"{fmt.number(method.ops_per_param)} operations × {fmt.billions(model.parameters)} parameters in "
+                f"{fmt.number(r.minutes, 2)} minutes = {fmt.pct(util)} of the {fmt.number(peak)} TFLOPS dense peak "
+                f"of {r.count} × {gpu.name}"
+            )
+            where = f"{suite.file}:{r.line}" if r.line else suite.file
+            out.append(Finding(where, message, flagged, r.acknowledged))
+    return out
+
+
 def price_findings(cat: Catalog) -> list[Finding]:
     """Offers whose price per PFLOP-hour is far from the median of their own snapshot."""
     out = []
@@ -95,7 +118,9 @@ def age_findings(cat: Catalog) -> list[Finding]:
 
 def lint(cat: Catalog) -> list[Finding]:
     """All findings, benchmarks first."""
-    return benchmark_findings(cat) + price_findings(cat) + memory_findings(cat) + age_findings(cat)
+    return (
+        benchmark_findings(cat) + result_findings(cat) + price_findings(cat) + memory_findings(cat) + age_findings(cat)
+    )
 
 
 def warnings(cat: Catalog) -> list[str]:

@@ -60,6 +60,7 @@ HARDWARE = record(
                     "notes": opt("text"),
                     "catalog_names": list_of(F("text"), required=False),
                     "catalog_instances": list_of(F("text"), required=False),
+                    "result_names": list_of(F("text"), required=False),
                 }
             )
         )
@@ -139,6 +140,48 @@ BENCHMARKS = record(
     }
 )
 
+# Published time-to-train results of one benchmark suite, e.g. MLPerf Training.
+# The suite fixes the work (model, method, samples × sequence length); each
+# result is one system's measured wall time for that work.
+TIME_TO_TRAIN = record(
+    {
+        "id": F("id"),
+        "name": F("text"),
+        "model": F("id"),
+        "method": F("id"),
+        "sequence_length": F("count"),
+        "sequence_source": F("text"),
+        "sequence_url": opt("url"),
+        "samples": F("positive"),
+        "samples_source": F("text"),
+        "samples_url": opt("url"),
+        "definition": F("text"),
+        "notes": opt("text"),
+        **SOURCE_FIELDS,
+        "results": list_of(
+            record(
+                {
+                    "system": F("text"),
+                    "submitter": F("text"),
+                    "round": F("text"),
+                    "gpu": F("id"),
+                    "count": F("count"),
+                    "minutes": F("positive"),
+                    "availability": opt("text"),
+                    "url": opt("url"),
+                    "acknowledged": opt("text"),
+                }
+            )
+        ),
+    },
+    required=False,
+)
+
+# A file under benchmarks/ holds throughput records, a time-to-train suite, or both.
+BENCHMARK_FILE = record(
+    {"benchmarks": list_of(BENCHMARKS.record["benchmarks"].item, required=False), "time_to_train": TIME_TO_TRAIN}
+)
+
 SNAPSHOT = record(
     {
         "provider": F("slug"),
@@ -211,6 +254,7 @@ class Gpu:
     notes: str | None = None
     catalog_names: tuple[str, ...] | None = None
     catalog_instances: tuple[str, ...] | None = None
+    result_names: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +318,49 @@ class Benchmark:
     source: str
     url: str | None
     acknowledged: str | None = None
+
+
+@dataclass(frozen=True)
+class Result:
+    """One system's published time to train a suite's fixed amount of work."""
+
+    system: str
+    submitter: str
+    round: str
+    gpu: str
+    count: int
+    minutes: float
+    availability: str | None
+    url: str | None
+    acknowledged: str | None
+    line: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A benchmark with a fixed workload and the time-to-train results published for it."""
+
+    id: str
+    name: str
+    model: str
+    method: str
+    sequence_length: int
+    sequence_source: str
+    sequence_url: str | None
+    samples: float
+    samples_source: str
+    samples_url: str | None
+    definition: str
+    notes: str | None
+    source: str
+    url: str | None
+    file: str
+    results: tuple[Result, ...]
+
+    @property
+    def tokens(self) -> float:
+        """Training tokens in one run: samples × sequence length."""
+        return self.samples * self.sequence_length
 
 
 @dataclass(frozen=True)
@@ -349,6 +436,7 @@ class Catalog:
     evaluation: Evaluation
     memory: dict[tuple[str, str], Memory]
     benchmarks: dict[str, Benchmark]
+    suites: dict[str, Suite]
     snapshots: dict[str, tuple[Snapshot, ...]]  # provider -> oldest first
     articles: tuple[Article, ...]
 
@@ -432,11 +520,15 @@ def load_content(root: Path) -> Catalog:
     bench_raw = _records(bench_doc, BENCHMARKS)
     # More records, one file each (costpress calibrate writes here).
     extra_docs = []
+    suite_docs = []
     for path in sorted((root / "benchmarks").glob("*.yaml")) if (root / "benchmarks").is_dir() else []:
         doc = _load_doc(path, problems)
-        raw = _records(doc, BENCHMARKS)
+        raw = _records(doc, BENCHMARK_FILE)
         if doc is not None and raw:
-            extra_docs.append((doc, raw))
+            if raw["benchmarks"]:
+                extra_docs.append((doc, raw))
+            if raw["time_to_train"]:
+                suite_docs.append((doc, raw["time_to_train"]))
 
     gpus = _index(hw_doc, hw["gpus"], "id", Gpu, "gpus") if hw else {}
     models = _index(models_doc, models_raw["models"], "id", Model, "models") if models_raw else {}
@@ -473,6 +565,8 @@ def load_content(root: Path) -> Catalog:
                 if loaded[fld] and b[fld] is not None and b[fld] not in table:
                     doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
 
+    suites = _suites(suite_docs, models, methods, gpus, loaded)
+
     snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems)
     guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})
     problems.extend(check_prices(snapshots, guard))
@@ -495,9 +589,34 @@ def load_content(root: Path) -> Catalog:
         evaluation=evaluation,
         memory=memory,
         benchmarks=benchmarks,
+        suites=suites,
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )
+
+
+def _suites(docs: list, models: dict, methods: dict, gpus: dict, loaded: dict) -> dict[str, Suite]:
+    out: dict[str, Suite] = {}
+    for doc, raw in docs:
+        if any(raw[k] is None for k in ("id", "model", "method", "samples", "sequence_length")):
+            continue
+        for fld, table in (("model", models), ("method", methods)):
+            if loaded[fld] and raw[fld] not in table:
+                doc.problem(("time_to_train", fld), _unknown(fld, raw[fld], table))
+        if raw["id"] in out:
+            doc.problem(("time_to_train", "id"), f"duplicate suite id {raw['id']!r} (also in {out[raw['id']].file})")
+            continue
+        results = []
+        for i, r in enumerate(raw["results"]):
+            if not r or any(r[k] is None for k in ("system", "submitter", "round", "gpu", "count", "minutes")):
+                continue
+            if loaded["gpu"] and r["gpu"] not in gpus:
+                doc.problem(("time_to_train", "results", i, "gpu"), _unknown("GPU", r["gpu"], gpus))
+                continue
+            results.append(Result(**r, line=doc.line(("time_to_train", "results", i, "minutes"))))
+        fields = {k: v for k, v in raw.items() if k != "results"}
+        out[raw["id"]] = Suite(**fields, file=doc.file, results=tuple(results))
+    return out
 
 
 def load_hardware(root: Path) -> dict[str, Gpu]:

@@ -19,6 +19,7 @@ PAGES = [
     f"{A}/index.html",
     f"{B}/index.html",
     "70b-fine-tune-across-clouds/index.html",
+    "mlperf-llama2-70b-lora-cost/index.html",
     "fine-tune-70b-every-setup/index.html",
     "llama-3-3-70b-lora-on-nodus-b200x1/index.html",
     "404.html",

@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 from conftest import A, B
 from tools import HUGO, need
 
-SLUGS = [A, B, "70b-fine-tune-across-clouds"]
+SLUGS = [A, B, "70b-fine-tune-across-clouds", "mlperf-llama2-70b-lora-cost"]
 
 
 @pytest.fixture(scope="module")
