@@ -1013,8 +1013,10 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
             ),
         )
     )
-    neighbours = list(p["neighbours"] or [])
-    cheaper = [n for n in neighbours if round(n["cost"], 2) < round(ref["cost_with_startup"], 2)]
+    # The family computed the neighbours once for all its pages: the cheapest few, how many
+    # other setups there are and how many cost less at the cents shown.
+    near = p["neighbours"]
+    neighbours, others, n_cheaper = near["shown"], near["others"], near["cheaper"]
     values = {
         "model": {"name": model.name, "parameters": model.parameters},
         "method": {"name": method.name, "ops": method.ops_per_param},
@@ -1033,12 +1035,12 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "reference": ref,
         "reference_tokens": p["reference_tokens"],
         # the cheapest alternatives only: a page lists a handful, the listing page has them all
-        "neighbours": neighbours[:NEIGHBOURS_SHOWN],
-        "more_neighbours": max(0, len(neighbours) - NEIGHBOURS_SHOWN),
-        "rank": len(cheaper) + 1,
-        "of": len(neighbours) + 1,
-        "is_cheapest": not cheaper,
-        "cheapest": (cheaper[0] if cheaper else None),
+        "neighbours": neighbours,
+        "more_neighbours": max(0, others - len(neighbours)),
+        "rank": n_cheaper + 1,
+        "of": others + 1,
+        "is_cheapest": not n_cheaper,
+        "cheapest": (neighbours[0] if n_cheaper else None),
         "listing_slug": p["listing_slug"],
     }
     inputs = [

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,8 +16,8 @@ from generator.articles import build_context
 from generator.errors import ContentError
 from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
-from generator.load import Catalog, display_path, load_content
-from generator.render import Page, Renderer, RenderProblem, table_csv
+from generator.load import Article, Catalog, display_path, load_content
+from generator.render import Renderer, RenderProblem, table_csv
 from generator.write import Files
 
 ASSET_FILES = ("style.css",)
@@ -23,13 +26,111 @@ ASSET_FILES = ("style.css",)
 @dataclass
 class Result:
     catalog: Catalog
-    pages: list[Page]
+    pages: list[PageInfo]
     files: Files
     warnings: list[str]
+    workers: int = 1
 
 
-def render_site(content: Path, templates: Path) -> Result:
-    """Build every output file in memory; raise ContentError listing every problem."""
+@dataclass
+class PageInfo:
+    """What the site-wide files need from one rendered page, once its bytes are out."""
+
+    article: Article
+    prices_checked: list
+    figures: str  # this page's entry in site/figures.json
+    has_charts: bool
+    files: list[tuple[str, bytes]]
+    providers: list[str]
+    unsourced: list[str]  # inputs shown without a source
+
+
+# Set before the worker processes fork, so each worker inherits the loaded catalog.
+_JOB: dict = {}
+
+
+def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
+    """Context, page, and every file of article i; or the problems that stopped it."""
+    catalog, renderer, arts = _JOB["catalog"], _JOB["renderer"], _JOB["articles"]
+    art = arts[i]
+    before = len(art.params_doc.problems)
+    ctx = build_context(catalog, art)
+    if ctx is None:
+        return None, list(art.params_doc.problems[before:])
+    try:
+        page = renderer.render_article(art, ctx)
+    except RenderProblem as exc:
+        return None, [str(exc)]
+    slug = art.slug
+    blocks = ctx.blocks
+    chunk = figures_chunk(slug, art.title, ctx.figures, ctx.prices_checked)
+    out = [
+        (f"{slug}/index.html", page.html),
+        (f"{slug}/index.md", page.markdown),
+        (f"{slug}/figures.json", figures_doc([chunk])),
+    ]
+    for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
+        out.append((f"{slug}/{table.id}.csv", table_csv(table)))
+    for chart in blocks.charts.values():
+        out.append(
+            (f"{slug}/{chart.id}.svg", svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"))
+        )
+    info = PageInfo(
+        art,
+        list(ctx.prices_checked),
+        chunk,
+        bool(blocks.charts),
+        out,
+        list(ctx.providers),
+        [i.what for i in ctx.inputs if not (i.source or "").strip()],
+    )
+    return info, []
+
+
+# Below this many pages a process pool costs more than it saves.
+POOL_MIN_PAGES = 200
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def workers_for(count: int, jobs: int, pool_min: int) -> int:
+    """How many processes render: a pool only for enough pages, and only where fork exists."""
+    if jobs <= 1 or count < max(pool_min, 2) or "fork" not in mp.get_all_start_methods():
+        return 1
+    return min(jobs, count)
+
+
+def _results(count: int, jobs: int, progress: Callable[[int], None] | None) -> Iterator:
+    """Each article's result in article order, from this process or a pool of forked workers."""
+    if jobs <= 1:
+        for i in range(count):
+            yield _render_one(i)
+            if progress:
+                progress(1)
+        return
+    chunk = max(1, min(64, count // (jobs * 8)))
+    with mp.get_context("fork").Pool(jobs) as pool:
+        for item in pool.imap(_render_one, range(count), chunksize=chunk):
+            yield item
+            if progress:
+                progress(1)
+
+
+def render_site(
+    content: Path,
+    templates: Path,
+    jobs: int = 1,
+    progress: Callable[[int, int], Callable] | None = None,
+    pool_min: int = POOL_MIN_PAGES,
+) -> Result:
+    """Build every output file in memory; raise ContentError listing every problem.
+
+    With jobs > 1 and enough pages, articles are rendered by forked worker
+    processes; results come back in article order, so the bytes are the same
+    whatever the number of workers.
+    """
     catalog = load_content(content)
     problems: list[str] = []
     family_articles, listings = [], []
@@ -45,26 +146,28 @@ def render_site(content: Path, templates: Path) -> Result:
         if slug in owners:
             problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
         owners[slug] = owner
-    contexts = []
-    for art in (*catalog.articles, *family_articles):
+    articles = [*catalog.articles, *family_articles]
+    for art in articles:
         art.params_doc.problems = problems
-        ctx = build_context(catalog, art)
-        if ctx is not None:
-            contexts.append((art, ctx))
-    if problems:
-        raise ContentError(problems)
-
     renderer = Renderer(templates, catalog)
-    pages: list[Page] = []
-    for art, ctx in contexts:
-        try:
-            pages.append(renderer.render_article(art, ctx))
-        except RenderProblem as exc:
-            problems.append(str(exc))
+    _JOB.update(catalog=catalog, renderer=renderer, articles=articles)
+    pages: list[PageInfo] = []
+    files = Files()
+    workers = workers_for(len(articles), jobs, pool_min)
+    tick = progress(len(articles), workers) if progress else None
+    try:
+        for info, found in _results(len(articles), workers, tick):
+            problems.extend(p for p in found if p not in problems)
+            if info is not None:
+                pages.append(info)
+                for rel, data in info.files:
+                    files.add(rel, data)
+                info.files = []  # the bytes live in `files` now
+    finally:
+        _JOB.clear()
     if problems:
         raise ContentError(problems)
 
-    files = Files()
     files.add("index.html", renderer.render_index(pages, listings))
     for name, data in renderer.render_site_files(pages, listings).items():
         files.add(name, data)
@@ -72,32 +175,19 @@ def render_site(content: Path, templates: Path) -> Result:
         html, table = renderer.render_listing(listing)
         files.add(f"{listing.slug}/index.html", html)
         files.add(f"{listing.slug}/{table.id}.csv", table_csv(table))
-    for page in pages:
-        slug = page.article.slug
-        files.add(f"{slug}/index.html", page.html)
-        files.add(f"{slug}/index.md", page.markdown)
-        files.add(f"{slug}/figures.json", figures_json([page]))
-        blocks = page.context.blocks
-        for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
-            files.add(f"{slug}/{table.id}.csv", table_csv(table))
-        for chart in blocks.charts.values():
-            files.add(
-                f"{slug}/{chart.id}.svg",
-                svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"),
-            )
     for name in ASSET_FILES + (("sort.js",) if listings else ()):
         files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
-    if any(page.context.blocks.charts for page in pages):
+    if any(page.has_charts for page in pages):
         files.add("assets/plotly.min.js", plotly.offline.get_plotlyjs().encode("utf-8"))
-    files.add("figures.json", figures_json(pages))
-    found = content_warnings(catalog, contexts) + lint_warnings(catalog)
-    return Result(catalog, pages, files, found)
+    files.add("figures.json", figures_doc([p.figures for p in sorted(pages, key=lambda p: p.article.slug)]))
+    found = content_warnings(catalog, pages) + lint_warnings(catalog)
+    return Result(catalog, pages, files, found, workers)
 
 
 KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}
 
 
-def content_warnings(catalog: Catalog, contexts: list) -> list[str]:
+def content_warnings(catalog: Catalog, pages: list[PageInfo]) -> list[str]:
     """Things that are not wrong but deserve a look; --strict makes them errors."""
     root = catalog.root
     out = []
@@ -115,44 +205,46 @@ def content_warnings(catalog: Catalog, contexts: list) -> list[str]:
         )
         if not known:
             out.append(f"{display_path(path)}: not a file costpress reads; remove it or move it out of content/")
-    used = {p for _, ctx in contexts for p in ctx.providers}
+    used = {p for page in pages for p in page.providers}
     for provider in catalog.snapshots:
         if provider not in used:
             out.append(f"{display_path(root / 'prices' / provider)}: no article uses provider {provider!r}")
     newest = max((s.checked for snaps in catalog.snapshots.values() for s in snaps), default=None)
     limit = catalog.site.stale_after_days
-    for art, ctx in contexts:
-        for day in ctx.prices_checked:
+    for page in pages:
+        art = page.article
+        for day in page.prices_checked:
             if newest is not None and (newest - day).days > limit:
                 out.append(
                     f"{art.file}: uses prices checked {day.isoformat()}, {(newest - day).days} days "
                     f"older than the newest snapshot ({newest.isoformat()}); the limit is {limit} days"
                 )
-        for item in ctx.inputs:
-            if not (item.source or "").strip():
-                out.append(f"{art.file}: the figure '{item.what}' has no source")
+        for what in page.unsourced:
+            out.append(f"{art.file}: the figure '{what}' has no source")
     return out
 
 
-def figures_json(pages: list[Page]) -> bytes:
-    """Every figure every page shows, sorted, one figure per line.
+def _enc(value) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+def figures_chunk(slug: str, title: str, figures, prices_checked) -> str:
+    """One article's entry in figures.json: every figure it shows, sorted, one per line.
 
     Each figure is encoded by the C JSON encoder: an indent would force the slow
     pure-Python one, which dominated the profile of a 1,000-page build.
     """
+    lines = ",\n".join(
+        "   " + _enc({"id": f.id, "inputs": list(f.inputs), "unit": f.unit, "value": f.value})
+        for f in sorted(figures, key=lambda f: f.id)
+    )
+    checked = _enc([d.isoformat() for d in prices_checked])
+    return (
+        f' {_enc(slug)}: {{\n  "figures": [\n{lines}\n  ],\n'
+        f'  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'
+    )
 
-    def enc(value) -> str:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
-    articles = []
-    for page in sorted(pages, key=lambda p: p.article.slug):
-        figures = ",\n".join(
-            "   " + enc({"id": f.id, "inputs": list(f.inputs), "unit": f.unit, "value": f.value})
-            for f in sorted(page.context.figures, key=lambda f: f.id)
-        )
-        checked = enc([d.isoformat() for d in page.context.prices_checked])
-        articles.append(
-            f' {enc(page.article.slug)}: {{\n  "figures": [\n{figures}\n  ],\n'
-            f'  "prices_checked": {checked},\n  "title": {enc(page.article.title)}\n }}'
-        )
-    return ('{"articles": {\n' + ",\n".join(articles) + "\n}}\n").encode("utf-8")
+def figures_doc(chunks: list[str]) -> bytes:
+    """figures.json from article entries already sorted by slug."""
+    return ('{"articles": {\n' + ",\n".join(chunks) + "\n}}\n").encode("utf-8")

@@ -9,9 +9,10 @@ from pathlib import Path
 import click
 
 from generator import __version__
-from generator.build import render_site
 from generator.errors import ContentError, CostpressError
-from generator.write import clean_leftovers, compare, publish
+
+# Heavy modules (pandas, plotly, the renderer) are imported inside the commands,
+# so that `costpress build` with nothing to do answers before loading them.
 
 content_option = click.option(
     "--content",
@@ -121,11 +122,37 @@ def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Pa
     is_flag=True,
     help="Treat warnings (stale snapshots, unused data, figures without a source) as errors.",
 )
-def build(content: Path, out: Path, templates: Path, check: bool, strict: bool) -> None:
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes for rendering (default: one per CPU). The output is the same for any number.",
+)
+@click.option("--force", is_flag=True, help="Render everything even when no input changed since the last build.")
+def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, jobs: int | None, force: bool) -> None:
     """Build every article into the output folder (HTML, Markdown, figures.json)."""
+    import time
+
+    from generator import state
+
+    start = time.perf_counter()
+    digest = state.inputs_digest(content, templates) if content.is_dir() and templates.is_dir() else None
+    if not check and not force and not strict and digest is not None:
+        count = state.unchanged(out, digest)
+        if count is not None:
+            click.echo(
+                f"nothing to build: inputs unchanged since the last build of {out} "
+                f"({count} files) in {time.perf_counter() - start:.2f} s"
+            )
+            return
+
+    from generator.build import POOL_MIN_PAGES, default_jobs, render_site
+    from generator.write import clean_leftovers, compare, publish
+
     if not check:
         clean_leftovers(out)  # an earlier build killed mid-swap: restore the old site first
-    result = render_site(content, templates)
+    # --jobs N asks for N workers whatever the size; by default small sites render in one process
+    result = render_site(content, templates, jobs or default_jobs(), _progress, 0 if jobs else POOL_MIN_PAGES)
     if strict and result.warnings:
         raise ContentError(result.warnings)
     for line in result.warnings:
@@ -141,12 +168,55 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool) 
             )
         click.echo(f"{out} is up to date ({len(result.files)} files)")
         return
+    state.forget(out)
     diff = publish(result.files, out)
+    if digest is not None:
+        state.record(out, digest)
     written = len(diff.changed) + len(diff.added)
+    slugs = {p.article.slug for p in result.pages}
+    pages_written = len({rel.split("/")[0] for rel in diff.changed + diff.added} & slugs)
     click.echo(
-        f"built {len(result.pages)} articles into {out}: {written} files written, "
-        f"{diff.unchanged} unchanged, {len(diff.removed)} removed"
+        f"built {len(result.pages)} articles into {out} in {time.perf_counter() - start:.2f} s "
+        f"({result.workers} worker{'s' if result.workers != 1 else ''}): "
+        f"{pages_written} pages written, {len(slugs) - pages_written} unchanged "
+        f"({written} files written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
     )
+
+
+PROGRESS_MIN_PAGES = 300
+
+
+def _progress(total: int, jobs: int):
+    """A progress bar on a terminal, a line per tenth in logs; nothing for small sites."""
+    if total < PROGRESS_MIN_PAGES:
+        return None
+    import time
+
+    stream = click.get_text_stream("stderr")
+    done = [0]
+    started = time.perf_counter()
+    if stream.isatty():
+        bar = click.progressbar(length=total, label=f"rendering {total} pages ({jobs} workers)", file=stream)
+        bar.__enter__()
+
+        def tick(n: int) -> None:
+            done[0] += n
+            bar.update(n)
+            if done[0] >= total:
+                bar.__exit__(None, None, None)
+
+        return tick
+    step = max(1, total // 10)
+
+    def tick_lines(n: int) -> None:
+        before = done[0]
+        done[0] += n
+        if done[0] // step != before // step or done[0] == total:
+            click.echo(
+                f"rendered {done[0]}/{total} pages ({jobs} workers, {time.perf_counter() - started:.1f} s)", err=True
+            )
+
+    return tick_lines
 
 
 @cli.command()
@@ -181,6 +251,8 @@ def changes(
     if new_file is not None:
         new = ch.parse(_read(new_file), str(new_file))
     else:
+        from generator.build import render_site
+
         new = ch.parse(render_site(content, templates).files["figures.json"], "the fresh build")
     found = ch.compare(old, new)
     click.echo(ch.render_markdown(found) if form == "markdown" else ch.render_text(found), nl=False)

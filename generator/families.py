@@ -9,6 +9,7 @@ page with every combination, fitting or not.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from generator import engine
+from generator.articles import NEIGHBOURS_SHOWN
 from generator.load import Article, Catalog, read_front_matter
 from generator.scenarios import setup_row
 from generator.schema import Doc, F, list_of, record, validate
@@ -140,9 +142,15 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
         groups.setdefault((r["model"], r["method"]), []).append(r)
     for rows in groups.values():
         rows.sort(key=lambda r: (r["cost_with_startup"], r["key"]))
+    # Per group, the rounded costs in order: a page's rank is how many cost less at the cents shown.
+    rounded = {g: [round(r["cost_with_startup"], 2) for r in rows] for g, rows in groups.items()}
     articles = []
     for r in fitting:
         places = {k: r[k] for k in PLACES}
+        group = groups[(r["model"], r["method"])]
+        # Only what the page shows travels with it: copying every neighbour into every page
+        # made memory and time grow with the square of the family size.
+        shown = [n for n in group[: NEIGHBOURS_SHOWN + 1] if n["key"] != r["key"]][:NEIGHBOURS_SHOWN]
         neighbours = [
             {
                 "label": f"{n['provider_name']}, {n['setup']}",
@@ -150,15 +158,15 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
                 "cost": n["cost_with_startup"],
                 "usd_per_million": n["usd_per_million"],
             }
-            for n in groups[(r["model"], r["method"])]
-            if n["key"] != r["key"]
+            for n in shown
         ]
+        cheaper = bisect.bisect_left(rounded[(r["model"], r["method"])], round(r["cost_with_startup"], 2))
         params = {
             **p,
             "model": r["model"],
             "method": r["method"],
             "offer": r["offer"],
-            "neighbours": neighbours,
+            "neighbours": {"shown": neighbours, "others": len(group) - 1, "cheaper": cheaper},
             "listing_slug": fam.data["listing"]["slug"],
         }
         articles.append(

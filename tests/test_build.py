@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from conftest import CONTENT, ROOT, TEMPLATES, build, run_cli
+from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, run_cli
 
 from generator.build import render_site
 from generator.write import compare
@@ -66,9 +66,47 @@ def test_rebuild_keeps_unchanged_files_untouched(tmp_path):
     assert result.exit_code == 0
     css = out / "assets" / "style.css"
     os.utime(css, (1_000_000_000, 1_000_000_000))
-    again, _ = build(tmp_path)
-    assert "0 files written" in again.output
+    again = run_cli("build", "--force", "--content", str(CONTENT), "--out", str(out), "--templates", str(TEMPLATES))
+    assert "0 pages written" in again.output and "(0 files written" in again.output
     assert css.stat().st_mtime == 1_000_000_000
+
+
+def args(content, out, *extra):
+    return ["build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra]
+
+
+def test_noop_build_stops_early_and_notices_changes(tmp_path):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out)).exit_code == 0
+    again = run_cli(*args(content, out))
+    assert again.output.startswith("nothing to build: inputs unchanged")
+    # a content edit is an input change
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 44.00", "usd_per_hour: 44.10", 1))
+    changed = run_cli(*args(content, out))
+    assert changed.output.startswith("built ") and "0 pages written" not in changed.output
+    # a replaced or deleted output file is noticed, and the build puts it back
+    (out / "index.html").unlink()
+    repaired = run_cli(*args(content, out))
+    assert repaired.output.startswith("built ") and (out / "index.html").exists()
+    # --check never takes the shortcut: it compares every byte
+    (out / "robots.txt").open("a").write("x")
+    assert run_cli(*args(content, out, "--check")).exit_code == 1
+
+
+def test_parallel_and_serial_builds_are_byte_identical(tmp_path):
+    """Enough pages to use the worker pool: every file the same whatever the number of workers."""
+    content = make_content(tmp_path, families=True)
+    trees = {}
+    for jobs in (1, 2, 3):
+        out = tmp_path / f"site{jobs}"
+        result = run_cli(*args(content, out, "--jobs", str(jobs)))
+        assert result.exit_code == 0, result.output
+        assert f"({jobs} worker" in result.output
+        trees[jobs] = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert trees[1] == trees[2] == trees[3]
+    assert sum(1 for name in trees[1] if name.endswith("/index.html")) > 70
 
 
 def test_pages_and_assets_present(site):
