@@ -11,7 +11,7 @@ from pathlib import Path
 
 import plotly.offline
 
-from generator import svg
+from generator import pagecache, state, svg
 from generator.articles import build_context
 from generator.errors import ContentError
 from generator.families import expand, load_families
@@ -30,6 +30,8 @@ class Result:
     files: Files
     warnings: list[str]
     workers: int = 1
+    rendered: int = 0  # articles rendered this time (the rest kept their files)
+    cache: dict | None = None  # page-cache entries for the site just built
 
 
 @dataclass
@@ -102,17 +104,17 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
     return min(jobs, count)
 
 
-def _results(count: int, jobs: int, progress: Callable[[int], None] | None) -> Iterator:
-    """Each article's result in article order, from this process or a pool of forked workers."""
+def _results(indices: list[int], jobs: int, progress: Callable[[int], None] | None) -> Iterator:
+    """Each listed article's result in order, from this process or a pool of forked workers."""
     if jobs <= 1:
-        for i in range(count):
+        for i in indices:
             yield _render_one(i)
             if progress:
                 progress(1)
         return
-    chunk = max(1, min(64, count // (jobs * 8)))
+    chunk = max(1, min(64, len(indices) // (jobs * 8)))
     with mp.get_context("fork").Pool(jobs) as pool:
-        for item in pool.imap(_render_one, range(count), chunksize=chunk):
+        for item in pool.imap(_render_one, indices, chunksize=chunk):
             yield item
             if progress:
                 progress(1)
@@ -124,12 +126,17 @@ def render_site(
     jobs: int = 1,
     progress: Callable[[int, int], Callable] | None = None,
     pool_min: int = POOL_MIN_PAGES,
+    cache: Path | None = None,
+    reuse: bool = True,
 ) -> Result:
     """Build every output file in memory; raise ContentError listing every problem.
 
     With jobs > 1 and enough pages, articles are rendered by forked worker
     processes; results come back in article order, so the bytes are the same
-    whatever the number of workers.
+    whatever the number of workers. With `cache` (the output folder), family
+    pages get fingerprints for the page cache, and with `reuse` those whose
+    inputs did not change since the build that wrote the folder keep their
+    files and are not rendered (see pagecache).
     """
     catalog = load_content(content)
     problems: list[str] = []
@@ -151,20 +158,52 @@ def render_site(
         art.params_doc.problems = problems
     renderer = Renderer(templates, catalog)
     _JOB.update(catalog=catalog, renderer=renderer, articles=articles)
-    pages: list[PageInfo] = []
     files = Files()
-    workers = workers_for(len(articles), jobs, pool_min)
-    tick = progress(len(articles), workers) if progress else None
+    cached, prints, todo = {}, {}, []
+    saved = pagecache.load(cache) if cache is not None and reuse else {}
+    if cache is not None:
+        fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates))
+    for i, art in enumerate(articles):
+        fp = fingerprints.of(art) if cache is not None else None
+        if fp is not None:
+            prints[i] = fp
+            entry = saved.get(art.slug)
+            if cache is not None and pagecache.reusable(entry, fp, cache):
+                chunk = pagecache.figures_of(cache, art.slug)
+                if chunk is not None:
+                    cached[i] = PageInfo(
+                        art,
+                        pagecache.dates(entry),
+                        chunk,
+                        entry["has_charts"],
+                        [],
+                        entry["providers"],
+                        entry["unsourced"],
+                    )
+                    for rel in entry["files"]:
+                        files.keep(rel)
+                    continue
+        todo.append(i)
+    workers = workers_for(len(todo), jobs, pool_min)
+    tick = progress(len(todo), workers) if progress and todo else None
+    rendered: dict[int, PageInfo] = {}
+    cache_entries: dict[str, dict] = {}
     try:
-        for info, found in _results(len(articles), workers, tick):
+        for i, (info, found) in zip(todo, _results(todo, workers, tick), strict=True):
             problems.extend(p for p in found if p not in problems)
             if info is not None:
-                pages.append(info)
+                rendered[i] = info
                 for rel, data in info.files:
                     files.add(rel, data)
+                if i in prints:
+                    sizes = {rel: len(data) for rel, data in info.files}
+                    cache_entries[info.article.slug] = pagecache.entry(prints[i], info, sizes)
                 info.files = []  # the bytes live in `files` now
     finally:
         _JOB.clear()
+    for info in cached.values():
+        cache_entries[info.article.slug] = saved[info.article.slug]
+    pages = [rendered.get(i) or cached[i] for i in range(len(articles)) if i in rendered or i in cached]
     if problems:
         raise ContentError(problems)
 
@@ -181,7 +220,7 @@ def render_site(
         files.add("assets/plotly.min.js", plotly.offline.get_plotlyjs().encode("utf-8"))
     files.add("figures.json", figures_doc([p.figures for p in sorted(pages, key=lambda p: p.article.slug)]))
     found = content_warnings(catalog, pages) + lint_warnings(catalog)
-    return Result(catalog, pages, files, found, workers)
+    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries)
 
 
 KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}

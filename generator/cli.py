@@ -146,13 +146,23 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
             )
             return
 
+    from generator import pagecache
     from generator.build import POOL_MIN_PAGES, default_jobs, render_site
     from generator.write import clean_leftovers, compare, publish
 
     if not check:
         clean_leftovers(out)  # an earlier build killed mid-swap: restore the old site first
-    # --jobs N asks for N workers whatever the size; by default small sites render in one process
-    result = render_site(content, templates, jobs or default_jobs(), _progress, 0 if jobs else POOL_MIN_PAGES)
+    # --jobs N asks for N workers whatever the size; by default small sites render in one process.
+    # --check and --force render every page; a plain build reuses unchanged family pages.
+    result = render_site(
+        content,
+        templates,
+        jobs or default_jobs(),
+        _progress,
+        0 if jobs else POOL_MIN_PAGES,
+        cache=None if check else out,
+        reuse=not force,
+    )
     if strict and result.warnings:
         raise ContentError(result.warnings)
     for line in result.warnings:
@@ -169,7 +179,9 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
         click.echo(f"{out} is up to date ({len(result.files)} files)")
         return
     state.forget(out)
+    pagecache.forget(out)
     diff = publish(result.files, out)
+    pagecache.save(out, result.cache or {})
     if digest is not None:
         state.record(out, digest)
     written = len(diff.changed) + len(diff.added)
@@ -178,7 +190,7 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
     click.echo(
         f"built {len(result.pages)} articles into {out} in {time.perf_counter() - start:.2f} s "
         f"({result.workers} worker{'s' if result.workers != 1 else ''}): "
-        f"{pages_written} pages written, {len(slugs) - pages_written} unchanged "
+        f"{result.rendered} rendered, {pages_written} pages written, {len(slugs) - pages_written} unchanged "
         f"({written} files written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
     )
 

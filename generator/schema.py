@@ -86,12 +86,28 @@ def read_text(path: Path, display: str, problems: list[str]) -> str | None:
     return text
 
 
+FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
 def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
-    """Parse YAML with the safe loader, keeping each node's line for error messages."""
+    """Parse YAML with the safe loader, keeping each node's line for error messages.
+
+    libyaml (CSafeLoader) parses valid files several times faster; any file it
+    rejects is parsed again by the pure-Python loader, whose messages the error
+    tests pin, so a bad file reads the same with or without libyaml.
+    """
+    if FAST_LOADER is not None:
+        doc = _parse(text, display, line_offset, FAST_LOADER)
+        if not doc.problems:
+            return doc
+    return _parse(text, display, line_offset, yaml.SafeLoader)
+
+
+def _parse(text: str, display: str, line_offset: int, loader_class) -> Doc:
     doc = Doc(display, None, line_offset=line_offset)
     loader = None
     try:
-        loader = yaml.SafeLoader(text)
+        loader = loader_class(text)
         node = loader.get_single_node()
         if node is None:
             doc.problems.append(f"{display}: file holds no YAML document")

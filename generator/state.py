@@ -36,9 +36,18 @@ def _walk(folder: Path) -> list[Path]:
 
 def inputs_digest(content: Path, templates: Path) -> str:
     """sha256 over every input file's path and bytes, costpress's source and library versions."""
+    return _digest((("content", content), ("templates", templates)))
+
+
+def code_digest(templates: Path) -> str:
+    """sha256 over the templates, costpress's source and library versions: what every page shares."""
+    return _digest((("templates", templates),))
+
+
+def _digest(folders) -> str:
     h = hashlib.sha256()
     package = Path(__file__).resolve().parent
-    for label, folder in (("content", content), ("templates", templates), ("generator", package)):
+    for label, folder in (*folders, ("generator", package)):
         for path in _walk(folder):
             if path.suffix == ".pyc":
                 continue

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from generator.errors import BuildError
 
 AT_FDCWD = -100
+# A relative POSIX path: no leading '/', no backslash, no control characters.
+SAFE_REL = re.compile(r"^[^/\\\x00-\x1f][^\\\x00-\x1f]*$")
 RENAME_EXCHANGE = 2
 
 
@@ -24,27 +27,33 @@ class Files:
     """Output files by relative POSIX path; refuses unsafe or repeated paths."""
 
     def __init__(self) -> None:
-        self._files: dict[str, bytes] = {}
+        self._files: dict[str, bytes | None] = {}
+        self._folders: set[str] = set()
 
-    def add(self, rel: str, data: bytes) -> None:
-        path = PurePosixPath(rel)
-        if (
-            path.is_absolute()
-            or not path.parts
-            or any(p in ("", ".", "..") for p in path.parts)
-            or "\\" in rel
-            or rel != str(path)
-        ):
+    def keep(self, rel: str) -> None:
+        """A file that stays exactly as the output folder has it (an incremental build did not re-render it)."""
+        self.add(rel, None)
+
+    def add(self, rel: str, data: bytes | None) -> None:
+        parts = rel.split("/")
+        if not SAFE_REL.match(rel) or any(p in ("", ".", "..") for p in parts):
             raise BuildError(f"refusing to write outside the output folder: {rel!r}")
         if rel in self._files:
             raise BuildError(f"two pages want the same output path: {rel}")
-        for parent in path.parents:
-            if str(parent) in self._files:
+        if rel in self._folders:
+            raise BuildError(f"output path {rel} is also a folder of other output files")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in self._files:
                 raise BuildError(f"output path {rel} lies under a file of the same name")
+            self._folders.add(parent)
         self._files[rel] = data
 
-    def items(self) -> list[tuple[str, bytes]]:
+    def items(self) -> list[tuple[str, bytes | None]]:
         return sorted(self._files.items())
+
+    def names(self) -> set[str]:
+        return set(self._files)
 
     def __len__(self) -> int:
         return len(self._files)
@@ -75,33 +84,46 @@ class Diff:
         )
 
 
-def existing(out: Path) -> dict[str, Path]:
+def existing(out: Path) -> dict[str, str]:
     """Files under the output folder by relative POSIX path."""
+    found: dict[str, str] = {}
     if not out.is_dir():
         return {}
-    found = {}
-    for root, dirs, names in os.walk(out):
-        dirs.sort()
-        for name in names:
-            full = Path(root) / name
-            found[full.relative_to(out).as_posix()] = full
-    return found
+    pending = [("", os.fspath(out))]
+    while pending:
+        prefix, folder = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((prefix + entry.name + "/", entry.path))
+                else:
+                    found[prefix + entry.name] = entry.path
+    return {rel: found[rel] for rel in sorted(found)}
 
 
-def compare(files: Files, out: Path) -> Diff:
+def compare(files: Files, out: Path, have: dict[str, str] | None = None) -> Diff:
     """What differs between the rendered files and the output folder."""
-    have = existing(out)
+    have = existing(out) if have is None else have
     changed, added, same = [], [], 0
     for rel, data in files.items():
         path = have.get(rel)
         if path is None:
+            if data is None:
+                raise BuildError(f"a kept file is missing from the output folder: {rel}")
             added.append(rel)
-        elif path.stat().st_size != len(data) or path.read_bytes() != data:
+        elif data is None:
+            same += 1
+        elif os.stat(path).st_size != len(data) or _read(path) != data:
             changed.append(rel)
         else:
             same += 1
-    removed = sorted(set(have) - {rel for rel, _ in files.items()})
+    removed = sorted(set(have) - files.names())
     return Diff(changed, added, removed, same)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def _siblings(out: Path) -> tuple[Path, Path]:
@@ -146,22 +168,27 @@ def publish(files: Files, out: Path) -> Diff:
     clean_leftovers(out)
     if out.exists() and not out.is_dir():
         raise BuildError(f"{out} exists and is not a folder")
-    diff = compare(files, out)
+    have = existing(out)
+    diff = compare(files, out, have)
     if diff.clean:
         return diff
     staging, old = _siblings(out)
-    have = existing(out)
     unchanged = set(have) - set(diff.changed) - set(diff.removed)
     try:
+        made: set[Path] = set()
         for rel, data in files.items():
             target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
             if rel in unchanged:
                 try:
                     os.link(have[rel], target)  # same bytes: share the file, keep its mtime
                     continue
                 except OSError:
-                    pass
+                    if data is None:  # kept by an incremental build: copy what is there
+                        shutil.copy2(have[rel], target)
+                        continue
             with open(target, "wb") as fh:
                 fh.write(data)
             if rel in unchanged:

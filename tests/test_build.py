@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
+import pytest
 from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, run_cli
 
 from generator.build import render_site
@@ -154,3 +156,36 @@ def test_figures_json_is_sorted_and_complete(site):
 def test_python_m_generator_help():
     done = subprocess.run([sys.executable, "-m", "generator", "build", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--check" in done.stdout
+
+
+def rendered_count(output: str) -> int:
+    return int(re.search(r"(\d+) rendered", output).group(1))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("prices/runpod/2026-11-29.yaml", "usd_per_hour: 23.92", "usd_per_hour: 23.50"),
+        ("hardware.yaml", "peak_tflops: 2250", "peak_tflops: 2300"),
+        ("families/70b-setups.md", "## ", "## Note\n\nA new paragraph.\n\n## "),
+        ("methods.yaml", "gb: 152", "gb: 160"),
+    ],
+    ids=["price", "hardware", "family-prose", "memory"],
+)
+def test_incremental_build_equals_a_full_build(tmp_path, edit):
+    """Whatever changed, the pages kept from the last build plus those rendered again are a full build."""
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    first = run_cli(*args(content, out))
+    assert first.exit_code == 0, first.output
+    total = rendered_count(first.output)
+    rel, old, new = edit
+    path = content / rel
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new, 1))
+    again = run_cli(*args(content, out))
+    assert again.exit_code == 0, again.output
+    check = run_cli(*args(content, out, "--check"))
+    assert check.exit_code == 0, check.output  # --check renders everything and compares every byte
+    if edit[0].startswith("prices/"):
+        assert rendered_count(again.output) < total  # only pages that read RunPod's prices

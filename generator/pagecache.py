@@ -1,0 +1,138 @@
+"""Incremental builds: re-render only the family pages whose inputs changed.
+
+A family page (kind `setup`) depends on a known, small set of inputs: its own
+article record and parameters (which carry the neighbours it lists), the
+model, method, memory and GPU records, every snapshot of its provider (the
+price-history chart reads them all), the site settings, and the templates and
+code. Their digest is the page's fingerprint. `.site.page-cache` beside the
+output folder maps each page to its fingerprint, what the site-wide files need
+from it, and the size of each file it wrote. A page whose fingerprint matches
+and whose files are all still there is not rendered again: its files are kept
+as they are. Hand-written articles are few and depend on more, so they always
+render.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from generator.load import Article, Catalog
+
+VERSION = 1
+
+
+def cache_path(out: Path) -> Path:
+    return out.parent / f".{out.name}.page-cache"
+
+
+class Fingerprints:
+    """Page fingerprints, with the digests pages share computed once."""
+
+    def __init__(self, catalog: Catalog, code: str):
+        self.catalog = catalog
+        self.base = _digest(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
+        self._providers: dict[tuple[str, object], str] = {}
+
+    def _provider(self, provider: str, as_of) -> str:
+        key = (provider, as_of)
+        if key not in self._providers:
+            snaps = [s for s in self.catalog.snapshots.get(provider, ()) if as_of is None or s.checked <= as_of]
+            self._providers[key] = _digest(repr(snaps))
+        return self._providers[key]
+
+    def of(self, art: Article) -> str | None:
+        if art.kind != "setup" or not isinstance(art.params, dict):
+            return None
+        p = art.params
+        cat = self.catalog
+        provider = str(p.get("offer", "")).split(":", 1)[0]
+        return _digest(
+            self.base,
+            repr((art.file, art.title, art.slug, art.date, art.description, art.tags, art.prices_as_of)),
+            repr((art.body, art.body_line, art.faq, art.sources, art.attribution)),
+            repr(sorted(p.items(), key=lambda kv: kv[0])),
+            repr(cat.models.get(p.get("model"))),
+            repr(cat.methods.get(p.get("method"))),
+            repr(cat.memory.get((p.get("model"), p.get("method")))),
+            self._provider(provider, art.prices_as_of),
+        )
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def load(out: Path) -> dict:
+    try:
+        data = json.loads(cache_path(out).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("pages"), dict):
+        return {}
+    return data["pages"]
+
+
+def reusable(entry: dict | None, fingerprint: str, out: Path) -> bool:
+    """A cached page can stand when its fingerprint matches and each of its files is still there."""
+    if not entry or entry.get("fingerprint") != fingerprint:
+        return False
+    for rel, size in entry.get("files", {}).items():
+        try:
+            if os.stat(out / rel).st_size != size:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def figures_of(out: Path, slug: str) -> str | None:
+    """A page's entry in site/figures.json, read back from its own figures.json."""
+    try:
+        text = (out / slug / "figures.json").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    head, tail = '{"articles": {\n', "\n}}\n"
+    if not (text.startswith(head) and text.endswith(tail)):
+        return None
+    return text[len(head) : -len(tail)]
+
+
+def entry(fingerprint: str, info, sizes: dict[str, int]) -> dict:
+    return {
+        "fingerprint": fingerprint,
+        "prices_checked": [d.isoformat() for d in info.prices_checked],
+        "has_charts": info.has_charts,
+        "providers": info.providers,
+        "unsourced": info.unsourced,
+        "files": sizes,
+    }
+
+
+def dates(entry: dict) -> list[dt.date]:
+    return [dt.date.fromisoformat(d) for d in entry["prices_checked"]]
+
+
+def save(out: Path, pages: dict) -> None:
+    """Write the cache for the site just published; best effort."""
+    path = cache_path(out)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps({"version": VERSION, "pages": pages}, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def forget(out: Path) -> None:
+    try:
+        cache_path(out).unlink()
+    except OSError:
+        pass
