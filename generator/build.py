@@ -18,7 +18,7 @@ from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
 from generator.load import Article, Catalog, display_path, load_content
 from generator.render import Renderer, RenderProblem, table_csv
-from generator.write import Files
+from generator.write import Files, Publisher
 
 ASSET_FILES = ("style.css",)
 
@@ -27,7 +27,7 @@ ASSET_FILES = ("style.css",)
 class Result:
     catalog: Catalog
     pages: list[PageInfo]
-    files: Files
+    files: Files | Publisher
     warnings: list[str]
     workers: int = 1
     rendered: int = 0  # articles rendered this time (the rest kept their files)
@@ -128,6 +128,7 @@ def render_site(
     pool_min: int = POOL_MIN_PAGES,
     cache: Path | None = None,
     reuse: bool = True,
+    sink: Publisher | None = None,
 ) -> Result:
     """Build every output file in memory; raise ContentError listing every problem.
 
@@ -158,7 +159,7 @@ def render_site(
         art.params_doc.problems = problems
     renderer = Renderer(templates, catalog)
     _JOB.update(catalog=catalog, renderer=renderer, articles=articles)
-    files = Files()
+    files = sink if sink is not None else Files()  # a Publisher writes pages as they come
     cached, prints, todo = {}, {}, []
     saved = pagecache.load(cache) if cache is not None and reuse else {}
     if cache is not None:

@@ -148,23 +148,30 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
 
     from generator import pagecache
     from generator.build import POOL_MIN_PAGES, default_jobs, render_site
-    from generator.write import clean_leftovers, compare, publish
+    from generator.write import Publisher, compare
 
-    if not check:
-        clean_leftovers(out)  # an earlier build killed mid-swap: restore the old site first
-    # --jobs N asks for N workers whatever the size; by default small sites render in one process.
-    # --check and --force render every page; a plain build reuses unchanged family pages.
-    result = render_site(
-        content,
-        templates,
-        jobs or default_jobs(),
-        _progress,
-        0 if jobs else POOL_MIN_PAGES,
-        cache=None if check else out,
-        reuse=not force,
-    )
-    if strict and result.warnings:
-        raise ContentError(result.warnings)
+    # A plain build streams each page into a Publisher, which writes only what changed beside
+    # the site and swaps it in at the end; --check renders into memory and compares.
+    sink = None if check else Publisher(out)  # also restores a site an earlier build left mid-swap
+    try:
+        # --jobs N asks for N workers whatever the size; by default small sites render in one process.
+        # --check and --force render every page; a plain build reuses unchanged family pages.
+        result = render_site(
+            content,
+            templates,
+            jobs or default_jobs(),
+            _progress,
+            0 if jobs else POOL_MIN_PAGES,
+            cache=None if check else out,
+            reuse=not force,
+            sink=sink,
+        )
+        if strict and result.warnings:
+            raise ContentError(result.warnings)
+    except BaseException:
+        if sink is not None:
+            sink.abort()
+        raise
     for line in result.warnings:
         click.echo(f"warning: {line}", err=True)
     if check:
@@ -180,7 +187,7 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
         return
     state.forget(out)
     pagecache.forget(out)
-    diff = publish(result.files, out)
+    diff = sink.finish()
     pagecache.save(out, result.cache or {})
     if digest is not None:
         state.record(out, digest)

@@ -163,50 +163,114 @@ def _exchange(a: Path, b: Path) -> bool:
     raise BuildError(f"cannot swap {a} and {b}: {os.strerror(err)}")
 
 
-def publish(files: Files, out: Path) -> Diff:
-    """Make `out` hold exactly `files`; write nothing when it already does."""
-    clean_leftovers(out)
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"{out} exists and is not a folder")
-    have = existing(out)
-    diff = compare(files, out, have)
-    if diff.clean:
-        return diff
-    staging, old = _siblings(out)
-    unchanged = set(have) - set(diff.changed) - set(diff.removed)
-    try:
-        made: set[Path] = set()
-        for rel, data in files.items():
-            target = staging / rel
-            if target.parent not in made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made.add(target.parent)
-            if rel in unchanged:
-                try:
-                    os.link(have[rel], target)  # same bytes: share the file, keep its mtime
-                    continue
-                except OSError:
-                    if data is None:  # kept by an incremental build: copy what is there
-                        shutil.copy2(have[rel], target)
-                        continue
+class Publisher:
+    """Writes a new site beside `out` while pages are still rendering; `finish` swaps it in.
+
+    Each file is compared with the published one as it arrives and written to
+    the staging folder only when it differs, so a build never holds the whole
+    site in memory. `finish` hard-links the unchanged files into the staging
+    folder and exchanges it with the output folder in one step; `abort` (any
+    error before that) removes the staging folder and leaves the site as it was.
+    """
+
+    def __init__(self, out: Path):
+        clean_leftovers(out)
+        if out.exists() and not out.is_dir():
+            raise BuildError(f"{out} exists and is not a folder")
+        self.out = out
+        self.have = existing(out)
+        self.staging, self.old = _siblings(out)
+        self._paths = Files()  # checks every output path; holds no bytes
+        self.changed: list[str] = []
+        self.added: list[str] = []
+        self.unchanged: list[str] = []
+        self._made: set[str] = set()
+
+    def _write(self, rel: str, data: bytes) -> None:
+        target = os.path.join(self.staging, rel)
+        parent = os.path.dirname(target)
+        if parent not in self._made:
+            os.makedirs(parent, exist_ok=True)
+            self._made.add(parent)
+        try:
             with open(target, "wb") as fh:
                 fh.write(data)
-            if rel in unchanged:
-                shutil.copystat(have[rel], target)
-        os.sync()  # the new tree is on disk before it becomes the site
-    except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(exc, OSError):
-            raise BuildError(f"cannot write the new site beside {out}: {exc}") from None
-        raise
-    if out.exists():
-        if _exchange(staging, out):
-            shutil.rmtree(staging)
+        except OSError as exc:
+            self.abort()
+            raise BuildError(f"cannot write the new site beside {self.out}: {exc}") from None
+
+    def add(self, rel: str, data: bytes | None) -> None:
+        self._paths.add(rel, None)
+        path = self.have.get(rel)
+        if path is None:
+            if data is None:
+                raise BuildError(f"a kept file is missing from the output folder: {rel}")
+            self.added.append(rel)
+            self._write(rel, data)
+        elif data is None or (os.stat(path).st_size == len(data) and _read(path) == data):
+            self.unchanged.append(rel)
         else:
-            os.rename(out, old)
+            self.changed.append(rel)
+            self._write(rel, data)
+
+    def keep(self, rel: str) -> None:
+        self.add(rel, None)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, rel: str) -> bool:
+        return rel in self._paths
+
+    def abort(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def finish(self) -> Diff:
+        """Swap the new site in; write nothing when it equals the published one."""
+        removed = sorted(set(self.have) - self._paths.names())
+        diff = Diff(sorted(self.changed), sorted(self.added), removed, len(self.unchanged))
+        if diff.clean:
+            self.abort()
+            return diff
+        out, staging, old = self.out, self.staging, self.old
+        try:
+            os.makedirs(staging, exist_ok=True)
+            for rel in self.unchanged:
+                target = os.path.join(staging, rel)
+                parent = os.path.dirname(target)
+                if parent not in self._made:
+                    os.makedirs(parent, exist_ok=True)
+                    self._made.add(parent)
+                try:
+                    os.link(self.have[rel], target)  # same bytes: share the file, keep its mtime
+                except OSError:
+                    shutil.copy2(self.have[rel], target)
+            os.sync()  # the new tree is on disk before it becomes the site
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, OSError):
+                raise BuildError(f"cannot write the new site beside {out}: {exc}") from None
+            raise
+        if out.exists():
+            if _exchange(staging, out):
+                shutil.rmtree(staging)
+            else:
+                os.rename(out, old)
+                os.rename(staging, out)
+                shutil.rmtree(old)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
             os.rename(staging, out)
-            shutil.rmtree(old)
-    else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(staging, out)
-    return diff
+        return diff
+
+
+def publish(files: Files, out: Path) -> Diff:
+    """Make `out` hold exactly `files`; write nothing when it already does."""
+    publisher = Publisher(out)
+    try:
+        for rel, data in files.items():
+            publisher.add(rel, data)
+    except BaseException:
+        publisher.abort()
+        raise
+    return publisher.finish()
