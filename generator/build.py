@@ -42,7 +42,7 @@ class PageInfo:
     prices_checked: list
     figures: str  # this page's entry in site/figures.json
     has_charts: bool
-    files: list[tuple[str, bytes]]
+    files: list  # (path, bytes), or (path, size, status) when a Publisher already wrote them
     providers: list[str]
     unsourced: list[str]  # inputs shown without a source
 
@@ -77,6 +77,9 @@ def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
         out.append(
             (f"{slug}/{chart.id}.svg", svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"))
         )
+    sink = _JOB.get("sink")
+    if sink is not None:  # write here, in the worker; the main process only records the outcome
+        out = [(rel, len(data), sink.store(rel, data)) for rel, data in out]
     info = PageInfo(
         art,
         list(ctx.prices_checked),
@@ -158,7 +161,7 @@ def render_site(
     for art in articles:
         art.params_doc.problems = problems
     renderer = Renderer(templates, catalog)
-    _JOB.update(catalog=catalog, renderer=renderer, articles=articles)
+    _JOB.update(catalog=catalog, renderer=renderer, articles=articles, sink=sink)
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
     cached, prints, todo = {}, {}, []
     saved = pagecache.load(cache) if cache is not None and reuse else {}
@@ -194,10 +197,15 @@ def render_site(
             problems.extend(p for p in found if p not in problems)
             if info is not None:
                 rendered[i] = info
-                for rel, data in info.files:
-                    files.add(rel, data)
-                if i in prints:
+                if sink is not None:
+                    for rel, _size, status in info.files:
+                        sink.record(rel, status)
+                    sizes = {rel: size for rel, size, _ in info.files}
+                else:
+                    for rel, data in info.files:
+                        files.add(rel, data)
                     sizes = {rel: len(data) for rel, data in info.files}
+                if i in prints:
                     cache_entries[info.article.slug] = pagecache.entry(prints[i], info, sizes)
                 info.files = []  # the bytes live in `files` now
     finally:

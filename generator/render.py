@@ -181,7 +181,9 @@ class Renderer:
     def __init__(self, templates: Path, catalog: Catalog):
         self.catalog = catalog
         loader = jinja2.FileSystemLoader(str(templates))
+        # Templates do not change during a build: no file check on every get_template.
         self.html = jinja2.Environment(
+            auto_reload=False,
             loader=loader,
             autoescape=True,
             undefined=jinja2.StrictUndefined,
@@ -190,6 +192,7 @@ class Renderer:
             keep_trailing_newline=True,
         )
         self.md = jinja2.Environment(
+            auto_reload=False,
             loader=loader,
             autoescape=False,
             undefined=jinja2.StrictUndefined,
@@ -214,7 +217,12 @@ class Renderer:
         self.md.filters["md_cell"] = md_cell
         self.md.filters["yaml_str"] = yaml_str
         self.xml = jinja2.Environment(
-            loader=loader, autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+            auto_reload=False,
+            loader=loader,
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
         )
         self.markdown = _markdown()
         self._compiled: dict[tuple[int, str], jinja2.Template] = {}

@@ -23,6 +23,14 @@ SAFE_REL = re.compile(r"^[^/\\\x00-\x1f][^\\\x00-\x1f]*$")
 RENAME_EXCHANGE = 2
 
 
+def check_path(rel: str) -> list[str]:
+    """The parts of a safe relative output path; BuildError for anything that could leave the folder."""
+    parts = rel.split("/")
+    if not SAFE_REL.match(rel) or any(p in ("", ".", "..") for p in parts):
+        raise BuildError(f"refusing to write outside the output folder: {rel!r}")
+    return parts
+
+
 class Files:
     """Output files by relative POSIX path; refuses unsafe or repeated paths."""
 
@@ -35,9 +43,7 @@ class Files:
         self.add(rel, None)
 
     def add(self, rel: str, data: bytes | None) -> None:
-        parts = rel.split("/")
-        if not SAFE_REL.match(rel) or any(p in ("", ".", "..") for p in parts):
-            raise BuildError(f"refusing to write outside the output folder: {rel!r}")
+        parts = check_path(rel)
         if rel in self._files:
             raise BuildError(f"two pages want the same output path: {rel}")
         if rel in self._folders:
@@ -199,19 +205,31 @@ class Publisher:
             self.abort()
             raise BuildError(f"cannot write the new site beside {self.out}: {exc}") from None
 
-    def add(self, rel: str, data: bytes | None) -> None:
-        self._paths.add(rel, None)
+    def store(self, rel: str, data: bytes | None) -> str:
+        """Compare one file with the published one and write it to staging if it differs.
+
+        Returns 'added', 'changed' or 'unchanged'. It touches no shared state,
+        so worker processes call it for their own pages and the main process
+        records the outcome with `record`.
+        """
+        check_path(rel)
         path = self.have.get(rel)
         if path is None:
             if data is None:
                 raise BuildError(f"a kept file is missing from the output folder: {rel}")
-            self.added.append(rel)
             self._write(rel, data)
-        elif data is None or (os.stat(path).st_size == len(data) and _read(path) == data):
-            self.unchanged.append(rel)
-        else:
-            self.changed.append(rel)
-            self._write(rel, data)
+            return "added"
+        if data is None or (os.stat(path).st_size == len(data) and _read(path) == data):
+            return "unchanged"
+        self._write(rel, data)
+        return "changed"
+
+    def record(self, rel: str, status: str) -> None:
+        self._paths.add(rel, None)
+        {"added": self.added, "changed": self.changed, "unchanged": self.unchanged}[status].append(rel)
+
+    def add(self, rel: str, data: bytes | None) -> None:
+        self.record(rel, self.store(rel, data))
 
     def keep(self, rel: str) -> None:
         self.add(rel, None)
