@@ -123,9 +123,10 @@ def family_grid(cat: Catalog, fam: Family) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame()
     grid = engine.flop_grid(pd.DataFrame(rows), [p["reference_tokens"]], p["utilization"], p["startup_hours"])
+    pattern = fam.data["page"]["slug"]
     grid["slug"] = [
-        _slug(fam.data["page"]["slug"].format(**{k: r[k] for k in PLACES})) if r["fits"] else None
-        for r in grid.to_dict("records")
+        _slug(pattern.format(**dict(zip(PLACES, values, strict=True)))) if fits else None
+        for fits, *values in zip(grid["fits"], *(grid[k] for k in PLACES), strict=True)
     ]
     return engine.rank(grid, "usd_per_million")
 
@@ -136,7 +137,8 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
     if grid.empty:
         return [], None
     page, p = fam.data["page"], fam.data["params"]
-    fitting = grid[grid["fits"]].to_dict("records")
+    records = grid.to_dict("records")  # once: converting the frame dominated expand() at 10,000 pages
+    fitting = [r for r in records if r["fits"]]
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in fitting:
         groups.setdefault((r["model"], r["method"]), []).append(r)
@@ -189,7 +191,8 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
             )
         )
     listing = fam.data["listing"]
-    rows = [{**r, "slug": r["slug"] if r["fits"] else None} for r in grid.to_dict("records")]
+    # pandas turns the missing slugs of non-fitting rows into NaN: put None back
+    rows = [r if r["fits"] else {**r, "slug": None} for r in records]
     return articles, Listing(
         fam,
         listing["slug"],

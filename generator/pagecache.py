@@ -84,9 +84,10 @@ def reusable(entry: dict | None, fingerprint: str, out: Path) -> bool:
     """A cached page can stand when its fingerprint matches and each of its files is still there."""
     if not entry or entry.get("fingerprint") != fingerprint:
         return False
+    base = os.fspath(out)
     for rel, size in entry.get("files", {}).items():
         try:
-            if os.stat(out / rel).st_size != size:
+            if os.stat(f"{base}/{rel}").st_size != size:
                 return False
         except OSError:
             return False
