@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -61,20 +60,24 @@ def synthetic_content(dest: Path, pages: int) -> int:
 
 
 def run_build(content: Path, out: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB of the build process, and its summary line."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    done = subprocess.run(
-        [*COSTPRESS, "build", "--content", str(content), "--out", str(out), "--templates", str(ROOT / "templates")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(done.stderr)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(peak, before) / 1024, done.stdout.strip().splitlines()[-1]
+    """Wall seconds, peak RSS in MiB of this one build (its largest process), and its summary line."""
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [*COSTPRESS, "build", "--content", str(content), "--out", str(out), "--templates", str(ROOT / "templates")],
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+            cwd=ROOT,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own usage, not every child's so far
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        stdout.seek(0)
+        stderr.seek(0)
+        if proc.returncode != 0:
+            raise SystemExit(stderr.read())
+        return wall, usage.ru_maxrss / 1024, stdout.read().strip().splitlines()[-1]
 
 
 def hugo_time(pages: int, sample: Path, work: Path) -> float | None:
@@ -137,8 +140,8 @@ def main(sizes: list[int]) -> None:
             change, rss3, line3 = run_build(content, out)
             print(f"\n{pages} pages ({expected} combinations fit)")
             print(f"  cold build:      {cold:7.2f} s  {pages / cold:8.0f} pages/s  peak RSS {rss:6.0f} MiB  | {line}")
-            print(f"  no-op rebuild:   {noop:7.2f} s                               | {line2}")
-            print(f"  one price change:{change:7.2f} s                               | {line3}")
+            print(f"  no-op rebuild:   {noop:7.2f} s                    peak RSS {rss2:6.0f} MiB  | {line2}")
+            print(f"  one price change:{change:7.2f} s                    peak RSS {rss3:6.0f} MiB  | {line3}")
             sample = next(out.glob("*-on-*/index.md"))
             hugo = hugo_time(pages, sample, work)
             if hugo is not None:
