@@ -51,6 +51,15 @@ class PageInfo:
 _JOB: dict = {}
 
 
+def _task(task: int) -> tuple:
+    """One unit of work for a worker: article `task`, or listing page `-1 - task` when negative."""
+    if task >= 0:
+        return _render_one(task)
+    listing = _JOB["listings"][-1 - task]
+    html, table = _JOB["renderer"].render_listing(listing)
+    return [(f"{listing.slug}/index.html", html), (f"{listing.slug}/{table.id}.csv", table_csv(table))], []
+
+
 def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
     """Context, page, and every file of article i; or the problems that stopped it."""
     catalog, renderer, arts = _JOB["catalog"], _JOB["renderer"], _JOB["articles"]
@@ -107,19 +116,20 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
     return min(jobs, count)
 
 
-def _results(indices: list[int], jobs: int, progress: Callable[[int], None] | None) -> Iterator:
-    """Each listed article's result in order, from this process or a pool of forked workers."""
+def _results(tasks: list[int], jobs: int, progress: Callable[[int], None] | None) -> Iterator:
+    """Each task's result in order, from this process or a pool of forked workers."""
     if jobs <= 1:
-        for i in indices:
-            yield _render_one(i)
-            if progress:
+        for task in tasks:
+            yield _task(task)
+            if progress and task >= 0:
                 progress(1)
         return
-    chunk = max(1, min(64, len(indices) // (jobs * 8)))
+    chunk = max(1, min(64, len(tasks) // (jobs * 8)))
     with mp.get_context("fork").Pool(jobs) as pool:
-        for item in pool.imap(_render_one, indices, chunksize=chunk):
+        # listings come first, one task each: a 10,000-row listing renders while the pages do
+        for task, item in zip(tasks, pool.imap(_task, tasks, chunksize=chunk), strict=True):
             yield item
-            if progress:
+            if progress and task >= 0:
                 progress(1)
 
 
@@ -161,7 +171,7 @@ def render_site(
     for art in articles:
         art.params_doc.problems = problems
     renderer = Renderer(templates, catalog)
-    _JOB.update(catalog=catalog, renderer=renderer, articles=articles, sink=sink)
+    _JOB.update(catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings)
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
     cached, prints, todo = {}, {}, []
     saved = pagecache.load(cache) if cache is not None and reuse else {}
@@ -192,8 +202,11 @@ def render_site(
     tick = progress(len(todo), workers) if progress and todo else None
     rendered: dict[int, PageInfo] = {}
     cache_entries: dict[str, dict] = {}
+    listing_tasks = [-1 - k for k in range(len(listings))]
+    results = _results(listing_tasks + todo, workers, tick)
     try:
-        for i, (info, found) in zip(todo, _results(todo, workers, tick), strict=True):
+        listing_files = [next(results)[0] for _ in listings]
+        for i, (info, found) in zip(todo, results, strict=True):
             problems.extend(p for p in found if p not in problems)
             if info is not None:
                 rendered[i] = info
@@ -209,6 +222,7 @@ def render_site(
                     cache_entries[info.article.slug] = pagecache.entry(prints[i], info, sizes)
                 info.files = []  # the bytes live in `files` now
     finally:
+        results.close()  # stops the worker pool, also when a page failed
         _JOB.clear()
     for info in cached.values():
         cache_entries[info.article.slug] = saved[info.article.slug]
@@ -219,10 +233,9 @@ def render_site(
     files.add("index.html", renderer.render_index(pages, listings))
     for name, data in renderer.render_site_files(pages, listings).items():
         files.add(name, data)
-    for listing in listings:
-        html, table = renderer.render_listing(listing)
-        files.add(f"{listing.slug}/index.html", html)
-        files.add(f"{listing.slug}/{table.id}.csv", table_csv(table))
+    for pair in listing_files:
+        for rel, data in pair:
+            files.add(rel, data)
     for name in ASSET_FILES + (("sort.js",) if listings else ()):
         files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
     if any(page.has_charts for page in pages):

@@ -14,6 +14,7 @@ render.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -35,21 +36,32 @@ class Fingerprints:
     def __init__(self, catalog: Catalog, code: str):
         self.catalog = catalog
         self.base = _digest(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
-        self._providers: dict[tuple[str, object], str] = {}
+        self._providers: dict[tuple[str, object], tuple[str, bool]] = {}
 
-    def _provider(self, provider: str, as_of) -> str:
+    def _provider(self, offer_key: str, as_of) -> str:
+        """What a page reads of its provider's prices.
+
+        With one snapshot that is the snapshot's own fields and the page's offer,
+        so a price change re-renders only the pages that show that price (the
+        offer's own page, and pages listing it among their neighbours, whose
+        parameters carry it). With two or more snapshots the page draws a
+        price-history chart from all of them, so all of them count.
+        """
+        provider = offer_key.split(":", 1)[0]
         key = (provider, as_of)
         if key not in self._providers:
             snaps = [s for s in self.catalog.snapshots.get(provider, ()) if as_of is None or s.checked <= as_of]
-            self._providers[key] = _digest(repr(snaps))
-        return self._providers[key]
+            history = len(snaps) >= 2
+            shown = snaps if history else [dataclasses.replace(s, offers=()) for s in snaps]
+            self._providers[key] = (_digest(repr(shown)), history)
+        digest, history = self._providers[key]
+        return digest if history else _digest(digest, repr(self.catalog.offer(offer_key, as_of)))
 
     def of(self, art: Article) -> str | None:
         if art.kind != "setup" or not isinstance(art.params, dict):
             return None
         p = art.params
         cat = self.catalog
-        provider = str(p.get("offer", "")).split(":", 1)[0]
         return _digest(
             self.base,
             repr((art.file, art.title, art.slug, art.date, art.description, art.tags, art.prices_as_of)),
@@ -58,7 +70,7 @@ class Fingerprints:
             repr(cat.models.get(p.get("model"))),
             repr(cat.methods.get(p.get("method"))),
             repr(cat.memory.get((p.get("model"), p.get("method")))),
-            self._provider(provider, art.prices_as_of),
+            self._provider(str(p.get("offer", "")), art.prices_as_of),
         )
 
 

@@ -169,8 +169,9 @@ def rendered_count(output: str) -> int:
         ("hardware.yaml", "peak_tflops: 2250", "peak_tflops: 2300"),
         ("families/70b-setups.md", "## ", "## Note\n\nA new paragraph.\n\n## "),
         ("methods.yaml", "gb: 152", "gb: 160"),
+        ("prices/nodus/2026-11-20.yaml", "usd_per_hour: 44.00", "usd_per_hour: 42.00"),
     ],
-    ids=["price", "hardware", "family-prose", "memory"],
+    ids=["price", "hardware", "family-prose", "memory", "second-snapshot"],
 )
 def test_incremental_build_equals_a_full_build(tmp_path, edit):
     """Whatever changed, the pages kept from the last build plus those rendered again are a full build."""
@@ -181,6 +182,8 @@ def test_incremental_build_equals_a_full_build(tmp_path, edit):
     total = rendered_count(first.output)
     rel, old, new = edit
     path = content / rel
+    if not path.exists():  # a new snapshot: the provider's pages gain a price-history chart
+        path.write_text((content / "prices/nodus/2026-11-05.yaml").read_text().replace("2026-11-05", "2026-11-20"))
     assert old in path.read_text()
     path.write_text(path.read_text().replace(old, new, 1))
     again = run_cli(*args(content, out))
