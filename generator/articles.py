@@ -1233,7 +1233,7 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
         [r["cost_median"] for r in records],
         [fmt.usd(r["cost_median"]) for r in records],
         "Provider and setup",
-        "Run cost at the median time (USD)",
+        "Run cost (USD)",
     )
     blocks.add(
         Chart(
