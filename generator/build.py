@@ -45,6 +45,7 @@ class PageInfo:
     files: list  # (path, bytes), or (path, size, status) when a Publisher already wrote them
     providers: list[str]
     unsourced: list[str]  # inputs shown without a source
+    fingerprint: str | None = None  # for the page cache, when the worker computed it
 
 
 # Set before the worker processes fork, so each worker inherits the loaded catalog.
@@ -86,6 +87,7 @@ def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
         out.append(
             (f"{slug}/{chart.id}.svg", svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"))
         )
+    fingerprints = _JOB.get("fingerprints")
     sink = _JOB.get("sink")
     if sink is not None:  # write here, in the worker; the main process only records the outcome
         out = [(rel, len(data), sink.store(rel, data)) for rel, data in out]
@@ -97,6 +99,7 @@ def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
         out,
         list(ctx.providers),
         [i.what for i in ctx.inputs if not (i.source or "").strip()],
+        fingerprints.of(art) if fingerprints is not None else None,
     )
     return info, []
 
@@ -175,10 +178,11 @@ def render_site(
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
     cached, prints, todo = {}, {}, []
     saved = pagecache.load(cache) if cache is not None and reuse else {}
-    if cache is not None:
-        fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates))
+    fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
+    # With nothing to reuse (a cold or forced build) the workers take the fingerprints along with the pages.
+    _JOB["fingerprints"] = fingerprints if not saved else None
     for i, art in enumerate(articles):
-        fp = fingerprints.of(art) if cache is not None else None
+        fp = fingerprints.of(art) if fingerprints is not None and saved else None
         if fp is not None:
             prints[i] = fp
             entry = saved.get(art.slug)
@@ -218,8 +222,9 @@ def render_site(
                     for rel, data in info.files:
                         files.add(rel, data)
                     sizes = {rel: len(data) for rel, data in info.files}
-                if i in prints:
-                    cache_entries[info.article.slug] = pagecache.entry(prints[i], info, sizes)
+                fp = prints.get(i) or info.fingerprint
+                if fp is not None:
+                    cache_entries[info.article.slug] = pagecache.entry(fp, info, sizes)
                 info.files = []  # the bytes live in `files` now
     finally:
         results.close()  # stops the worker pool, also when a page failed
