@@ -92,12 +92,21 @@ def load(out: Path) -> dict:
     return data["pages"]
 
 
+FIELDS = {"fingerprint": str, "prices_checked": list, "has_charts": bool, "providers": list, "unsourced": list}
+
+
 def reusable(entry: dict | None, fingerprint: str, out: Path) -> bool:
     """A cached page can stand when its fingerprint matches and each of its files is still there."""
-    if not entry or entry.get("fingerprint") != fingerprint:
+    if not isinstance(entry, dict) or entry.get("fingerprint") != fingerprint:
+        return False
+    if any(not isinstance(entry.get(k), t) for k, t in FIELDS.items()) or not isinstance(entry.get("files"), dict):
+        return False  # a damaged cache entry: render the page again
+    try:
+        dates(entry)
+    except (TypeError, ValueError):
         return False
     base = os.fspath(out)
-    for rel, size in entry.get("files", {}).items():
+    for rel, size in entry["files"].items():
         try:
             if os.stat(f"{base}/{rel}").st_size != size:
                 return False

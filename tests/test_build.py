@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -192,3 +193,22 @@ def test_incremental_build_equals_a_full_build(tmp_path, edit):
     assert check.exit_code == 0, check.output  # --check renders everything and compares every byte
     if edit[0].startswith("prices/"):
         assert rendered_count(again.output) < total  # only pages that read RunPod's prices
+
+
+def test_a_damaged_page_cache_only_costs_a_full_render(tmp_path):
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out)).exit_code == 0
+    cache = tmp_path / ".site.page-cache"
+    data = json.loads(cache.read_text())
+    slug = next(iter(data["pages"]))
+    data["pages"][slug]["prices_checked"] = ["not a date"]
+    data["pages"][next(iter(list(data["pages"])[1:]))].pop("has_charts")
+    cache.write_text(json.dumps(data))
+    (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")  # an input change
+    again = run_cli(*args(content, out))
+    assert again.exit_code == 0, again.output
+    assert run_cli(*args(content, out, "--check")).exit_code == 0
+    cache.write_text("{not json")
+    (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
+    assert run_cli(*args(content, out)).exit_code == 0
