@@ -19,7 +19,7 @@ from generator import charts, engine
 from generator import formatting as fmt
 from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Code, Column, Figure, Input, Table
-from generator.scenarios import gpu_inputs, price_input, setup_row
+from generator.scenarios import gpu_inputs, price_input, setup_row, work_inputs
 from generator.schema import F, list_of, opt, record, validate
 
 
@@ -788,6 +788,51 @@ def _manifest(m: dict, name: str, best: dict, epochs: int, max_cost: float) -> s
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
 
 
+# --- helpers shared by the kinds that price many offers ------------------------------
+
+
+def _snapshots(cat: Catalog, art: Article, providers: list[str]) -> list:
+    """Each listed provider's snapshot for this article, or a params error naming the provider."""
+    snaps = []
+    for i, provider in enumerate(providers):
+        snap = cat.snapshot(provider, art.prices_as_of)
+        if snap is None:
+            when = f" on or before {art.prices_as_of}" if art.prices_as_of else ""
+            _fail(art, ("providers", i), f"no price snapshot for provider {provider!r}{when}")
+        snaps.append(snap)
+    return snaps
+
+
+def _offer_price_inputs(cat: Catalog, snaps: list, used: set[str]) -> list[Input]:
+    """The hourly price of every offer a page uses, with its snapshot's notes."""
+    inputs = []
+    for snap in snaps:
+        note = f" ({snap.notes})" if snap.notes else ""
+        for offer in snap.offers:
+            if offer.key in used:
+                inputs.append(price_input(offer, cat.gpus[offer.gpu], offer.provider_name, note))
+    return inputs
+
+
+def _cost_bars(chart_id: str, title: str, records: list[dict], key: str, axis: str, caption: str) -> Chart:
+    """A horizontal bar per provider and setup, with the same numbers as a table."""
+    fig = charts.bar(
+        title,
+        [r["label"] for r in records],
+        [r[key] for r in records],
+        [fmt.usd(r[key]) for r in records],
+        "Provider and setup",
+        axis,
+    )
+    table = Table(
+        f"{chart_id}-data",
+        caption,
+        [Column("label", "Provider and setup"), Column(key, "USD", "usd", True)],
+        records,
+    )
+    return Chart(chart_id, title, fig, table)
+
+
 # --- market kind -----------------------------------------------------------------
 
 MARKET = record(
@@ -808,13 +853,7 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
     blocks = Blocks()
     model = _lookup(cat.models, p["model"], "model", art, ("model",))
     methods = [_lookup(cat.methods, m, "method", art, ("methods", i)) for i, m in enumerate(p["methods"])]
-    snaps = []
-    for i, provider in enumerate(p["providers"]):
-        snap = cat.snapshot(provider, art.prices_as_of)
-        if snap is None:
-            when = f" on or before {art.prices_as_of}" if art.prices_as_of else ""
-            _fail(art, ("providers", i), f"no price snapshot for provider {provider!r}{when}")
-        snaps.append(snap)
+    snaps = _snapshots(cat, art, p["providers"])
     rows = []
     for method in methods:
         mem = cat.memory.get((model.id, method.id))
@@ -873,26 +912,14 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
                 records,
             )
         )
-        title = f"{method.name}: run cost by provider and setup"
-        fig = charts.bar(
-            title,
-            [r["label"] for r in records],
-            [r["cost_with_startup"] for r in records],
-            [fmt.usd(r["cost_with_startup"]) for r in records],
-            "Provider and setup",
-            "Run cost with startup (USD)",
-        )
         blocks.add(
-            Chart(
+            _cost_bars(
                 f"cost-{method.id}",
-                title,
-                fig,
-                Table(
-                    f"cost-{method.id}-data",
-                    f"{method.name}: run cost with startup by provider and setup",
-                    [Column("label", "Provider and setup"), Column("cost_with_startup", "USD", "usd", True)],
-                    records,
-                ),
+                f"{method.name}: run cost by provider and setup",
+                records,
+                "cost_with_startup",
+                "Run cost with startup (USD)",
+                f"{method.name}: run cost with startup by provider and setup",
             )
         )
     values = {
@@ -907,12 +934,7 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
         Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
         Input("Utilization, planning figure", p["utilization"], "pct", "", "Assumption of this article"),
     ]
-    used = {r["offer"] for r in rows}
-    for snap in snaps:
-        for offer in snap.offers:
-            if offer.key in used:
-                note = f" ({snap.notes})" if snap.notes else ""
-                inputs.append(price_input(offer, cat.gpus[offer.gpu], offer.provider_name, note))
+    inputs += _offer_price_inputs(cat, snaps, {r["offer"] for r in rows})
     for gpu_id in sorted({r["gpu"] for r in rows}):
         inputs += gpu_inputs(cat.gpus[gpu_id])
     for method in methods:
@@ -1044,15 +1066,7 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "listing_slug": p["listing_slug"],
     }
     inputs = [
-        Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
-        Input(
-            f"Operations per parameter per token, {method.name}",
-            method.ops_per_param,
-            "num",
-            "",
-            method.source,
-            method.url,
-        ),
+        *work_inputs(model, method),
         Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
         *gpu_inputs(gpu),
         price_input(offer, gpu),
@@ -1077,13 +1091,7 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
     blocks = Blocks()
     suite = _lookup(cat.suites, p["suite"], "time-to-train suite", art, ("suite",))
     model, method = cat.models[suite.model], cat.methods[suite.method]
-    snaps = []
-    for i, provider in enumerate(p["providers"]):
-        snap = cat.snapshot(provider, art.prices_as_of)
-        if snap is None:
-            when = f" on or before {art.prices_as_of}" if art.prices_as_of else ""
-            _fail(art, ("providers", i), f"no price snapshot for provider {provider!r}{when}")
-        snaps.append(snap)
+    snaps = _snapshots(cat, art, p["providers"])
     tokens = suite.tokens
     results = []
     for r in suite.results:
@@ -1226,26 +1234,14 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
             all_rows,
         )
     )
-    title = f"Cost of one {suite.name} run at the median published time"
-    fig = charts.bar(
-        title,
-        [r["label"] for r in records],
-        [r["cost_median"] for r in records],
-        [fmt.usd(r["cost_median"]) for r in records],
-        "Provider and setup",
-        "Run cost (USD)",
-    )
     blocks.add(
-        Chart(
+        _cost_bars(
             "cost-median",
-            title,
-            fig,
-            Table(
-                "cost-median-data",
-                "Run cost at the median published time by provider and setup",
-                [Column("label", "Provider and setup"), Column("cost_median", "USD", "usd", True)],
-                records,
-            ),
+            f"Cost of one {suite.name} run at the median published time",
+            records,
+            "cost_median",
+            "Run cost (USD)",
+            "Run cost at the median published time by provider and setup",
         )
     )
     values = {
@@ -1274,15 +1270,7 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
         "providers": [{"name": s.name, "checked": s.checked} for s in snaps],
     }
     inputs = [
-        Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
-        Input(
-            f"Operations per parameter per token, {method.name}",
-            method.ops_per_param,
-            "num",
-            "",
-            method.source,
-            method.url,
-        ),
+        *work_inputs(model, method),
         Input(
             f"Samples per run, {suite.name}", suite.samples, "num1", "samples", suite.samples_source, suite.samples_url
         ),
@@ -1303,12 +1291,7 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
             suite.url,
         ),
     ]
-    used = {r["key"] for r in records}
-    for snap in snaps:
-        for offer in snap.offers:
-            if offer.key in used:
-                note = f" ({snap.notes})" if snap.notes else ""
-                inputs.append(price_input(offer, cat.gpus[offer.gpu], offer.provider_name, note))
+    inputs += _offer_price_inputs(cat, snaps, {r["key"] for r in records})
     for gpu_id in sorted({g["gpu"] for g in gpu_rows}):
         inputs += gpu_inputs(cat.gpus[gpu_id])[:1]
     return Context(

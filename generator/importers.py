@@ -99,8 +99,7 @@ def _gpu_memory(info: str | None) -> float | None:
     return round(float(mib) / 1024, 1) if mib else None
 
 
-def read_skypilot(path: Path, summary: Summary) -> list[Row]:
-    """Parse a SkyPilot vms.csv by column name."""
+def _read_csv(path: Path, required: tuple[str, ...], what: str) -> list[dict]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -113,14 +112,20 @@ def read_skypilot(path: Path, summary: Summary) -> list[Row]:
         raise CostpressError(f"{path}: expected UTF-8 text") from None
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
-    missing = [c for c in REQUIRED if c not in header]
+    missing = [c for c in required if c not in header]
     if missing:
         raise CostpressError(
-            f"{path}: not a SkyPilot vms.csv: missing column {', '.join(repr(m) for m in missing)} "
+            f"{path}: not {what}: missing column {', '.join(repr(m) for m in missing)} "
             f"(found: {', '.join(header) or 'none'})"
         )
+    return list(reader)
+
+
+def read_skypilot(path: Path, summary: Summary) -> list[Row]:
+    """Parse a SkyPilot vms.csv by column name."""
+    records = _read_csv(path, REQUIRED, "a SkyPilot vms.csv")
     rows = []
-    for n, rec in enumerate(reader, start=2):
+    for n, rec in enumerate(records, start=2):
         summary.rows += 1
         try:
             count_text = (rec["AcceleratorCount"] or "").strip()
@@ -280,28 +285,6 @@ MLPERF_REQUIRED = (
     "source_repo",
     "commit",
 )
-
-
-def _read_csv(path: Path, required: tuple[str, ...], what: str) -> list[dict]:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
-    if b"\0" in raw:
-        raise CostpressError(f"{path}: expected a CSV text file, found binary data")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise CostpressError(f"{path}: expected UTF-8 text") from None
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise CostpressError(
-            f"{path}: not {what}: missing column {', '.join(repr(m) for m in missing)} "
-            f"(found: {', '.join(header) or 'none'})"
-        )
-    return list(reader)
 
 
 def import_mlperf(path: Path, header: dict, gpus: dict[str, Gpu], count: int) -> tuple[str, Summary]:

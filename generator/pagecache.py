@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 
 from generator.load import Article, Catalog
+from generator.state import write_json
 
 VERSION = 1
 
@@ -144,13 +145,7 @@ def dates(entry: dict) -> list[dt.date]:
 
 def save(out: Path, pages: dict) -> None:
     """Write the cache for the site just published; best effort."""
-    path = cache_path(out)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps({"version": VERSION, "pages": pages}, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_json(cache_path(out), {"version": VERSION, "pages": pages})
 
 
 def forget(out: Path) -> None:

@@ -181,25 +181,21 @@ class Renderer:
     def __init__(self, templates: Path, catalog: Catalog):
         self.catalog = catalog
         loader = jinja2.FileSystemLoader(str(templates))
-        # Templates do not change during a build: no file check on every get_template.
-        self.html = jinja2.Environment(
-            auto_reload=False,
-            loader=loader,
-            autoescape=True,
-            undefined=jinja2.StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=True,
-        )
-        self.md = jinja2.Environment(
-            auto_reload=False,
-            loader=loader,
-            autoescape=False,
-            undefined=jinja2.StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=True,
-        )
+
+        def make_env(autoescape: bool, keep_trailing_newline: bool = True) -> jinja2.Environment:
+            # Templates do not change during a build: no file check on every get_template.
+            return jinja2.Environment(
+                auto_reload=False,
+                loader=loader,
+                autoescape=autoescape,
+                undefined=jinja2.StrictUndefined,
+                trim_blocks=True,
+                lstrip_blocks=True,
+                keep_trailing_newline=keep_trailing_newline,
+            )
+
+        self.html = make_env(autoescape=True)
+        self.md = make_env(autoescape=False)
         self.body = SandboxedEnvironment(
             undefined=jinja2.StrictUndefined, finalize=_md_finalize, autoescape=False, keep_trailing_newline=True
         )
@@ -216,14 +212,7 @@ class Renderer:
         self.md.filters["md"] = md_escape
         self.md.filters["md_cell"] = md_cell
         self.md.filters["yaml_str"] = yaml_str
-        self.xml = jinja2.Environment(
-            auto_reload=False,
-            loader=loader,
-            autoescape=True,
-            undefined=jinja2.StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
+        self.xml = make_env(autoescape=True, keep_trailing_newline=False)
         self.markdown = _markdown()
         self._compiled: dict[tuple[int, str], jinja2.Template] = {}
         site = catalog.site

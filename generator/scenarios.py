@@ -37,6 +37,21 @@ def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer) -> dict:
     }
 
 
+def work_inputs(model: Model, method: Method) -> list[Input]:
+    """A model's parameter count and a method's operations per parameter per token, with their sources."""
+    return [
+        Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
+        Input(
+            f"Operations per parameter per token, {method.name}",
+            method.ops_per_param,
+            "num",
+            "",
+            method.source,
+            method.url,
+        ),
+    ]
+
+
 def gpu_inputs(gpu: Gpu) -> list[Input]:
     """A GPU's dense peak and memory, with their sources."""
     return [

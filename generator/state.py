@@ -102,10 +102,14 @@ def unchanged(out: Path, digest: str) -> int | None:
 
 def record(out: Path, digest: str) -> None:
     """Remember this build's inputs and the output folder it left; best effort."""
-    path = state_path(out)
+    write_json(state_path(out), {"inputs": digest, "folders": output_stats(out)})
+
+
+def write_json(path: Path, data) -> None:
+    """Replace a cache file in one step (a reader sees the old or the new one); best effort."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps({"inputs": digest, "folders": output_stats(out)}, sort_keys=True), encoding="utf-8")
+        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
         pass
