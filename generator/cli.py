@@ -346,7 +346,12 @@ def serve(content: Path, out: Path, templates: Path, host: str, port: int) -> No
 @cli.command()
 @click.argument("what", type=click.Choice(["article"]))
 @click.argument("slug")
-@click.option("--kind", type=click.Choice(["throughput", "flops", "market"]), default="throughput", show_default=True)
+@click.option(
+    "--kind",
+    type=click.Choice(["throughput", "flops", "market", "time-to-train"]),
+    default="throughput",
+    show_default=True,
+)
 @click.option("--date", "day", default=None, help="Publication date, YYYY-MM-DD (default: today).")
 @content_option
 def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None:

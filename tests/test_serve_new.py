@@ -52,7 +52,7 @@ def test_serve_rebuilds_and_reloads_on_an_edit(tmp_path):
 
 def test_new_article_scaffolds_a_buildable_source(tmp_path):
     content = make_content(tmp_path)
-    for kind in ("throughput", "flops", "market"):
+    for kind in ("throughput", "flops", "market", "time-to-train"):
         result = run_cli(
             "new", "article", f"my-{kind}", "--kind", kind, "--date", "2026-11-30", "--content", str(content)
         )
