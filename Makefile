@@ -31,7 +31,7 @@ fix: $(STAMP)
 	$(BIN)/ruff format generator tests benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .site.build-state .site.page-cache
 
 docs: $(STAMP)  ## regenerate the CLI reference in README.md from --help
 	$(BIN)/python -m generator.clidoc
