@@ -45,7 +45,7 @@ class PageInfo:
     files: list  # (path, bytes), or (path, size, status) when a Publisher already wrote them
     providers: list[str]
     unsourced: list[str]  # inputs shown without a source
-    fingerprint: str | None = None  # for the page cache, when the worker computed it
+    fingerprint: str | None = None  # for the page cache (family pages, when building into a folder)
 
 
 # Set before the worker processes fork, so each worker inherits the loaded catalog.
@@ -146,7 +146,7 @@ def render_site(
     reuse: bool = True,
     sink: Publisher | None = None,
 ) -> Result:
-    """Build every output file in memory; raise ContentError listing every problem.
+    """Build every output file, into `sink` as pages finish or else in memory; raise ContentError on problems.
 
     With jobs > 1 and enough pages, articles are rendered by forked worker
     processes; results come back in article order, so the bytes are the same
@@ -176,17 +176,16 @@ def render_site(
     renderer = Renderer(templates, catalog)
     _JOB.update(catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings)
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
-    cached, prints, todo = {}, {}, []
+    cached, todo = {}, []
     saved = pagecache.load(cache) if cache is not None and reuse else {}
     fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
-    # With nothing to reuse (a cold or forced build) the workers take the fingerprints along with the pages.
-    _JOB["fingerprints"] = fingerprints if not saved else None
+    # Workers fingerprint the pages they render; here only pages that may be reused are looked at.
+    _JOB["fingerprints"] = fingerprints
     for i, art in enumerate(articles):
-        fp = fingerprints.of(art) if fingerprints is not None and saved else None
+        fp = fingerprints.of(art) if saved else None
         if fp is not None:
-            prints[i] = fp
             entry = saved.get(art.slug)
-            if cache is not None and pagecache.reusable(entry, fp, cache):
+            if pagecache.reusable(entry, fp, cache):
                 chunk = pagecache.figures_of(cache, art.slug)
                 if chunk is not None:
                     cached[i] = PageInfo(
@@ -222,9 +221,8 @@ def render_site(
                     for rel, data in info.files:
                         files.add(rel, data)
                     sizes = {rel: len(data) for rel, data in info.files}
-                fp = prints.get(i) or info.fingerprint
-                if fp is not None:
-                    cache_entries[info.article.slug] = pagecache.entry(fp, info, sizes)
+                if info.fingerprint is not None:
+                    cache_entries[info.article.slug] = pagecache.entry(info.fingerprint, info, sizes)
                 info.files = []  # the bytes live in `files` now
     finally:
         results.close()  # stops the worker pool, also when a page failed

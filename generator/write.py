@@ -234,12 +234,6 @@ class Publisher:
     def keep(self, rel: str) -> None:
         self.add(rel, None)
 
-    def __len__(self) -> int:
-        return len(self._paths)
-
-    def __contains__(self, rel: str) -> bool:
-        return rel in self._paths
-
     def abort(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
 
