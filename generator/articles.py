@@ -1320,7 +1320,7 @@ def build_context(cat: Catalog, art: Article) -> Context | None:
         return None
     spec, build = KINDS[art.kind]
     before = len(art.params_doc.problems)
-    params = validate(art.params_doc, art.params, spec, ("params",))
+    params = art.params if art.params_checked else validate(art.params_doc, art.params, spec, ("params",))
     if len(art.params_doc.problems) > before or params is None:
         return None
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterator
@@ -17,7 +16,7 @@ from generator.errors import ContentError
 from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
 from generator.load import Article, Catalog, display_path, load_content
-from generator.render import Renderer, RenderProblem, table_csv
+from generator.render import Renderer, RenderProblem, json_encoder, table_csv
 from generator.write import Files, Publisher
 
 ASSET_FILES = ("style.css",)
@@ -38,7 +37,7 @@ class Result:
 class PageInfo:
     """What the site-wide files need from one rendered page, once its bytes are out."""
 
-    article: Article
+    article: Article | None  # None on its way back from a worker
     prices_checked: list
     figures: str  # this page's entry in site/figures.json
     has_charts: bool
@@ -55,7 +54,10 @@ _JOB: dict = {}
 def _task(task: int) -> tuple:
     """One unit of work for a worker: article `task`, or listing page `-1 - task` when negative."""
     if task >= 0:
-        return _render_one(task)
+        info, problems = _render_one(task)
+        if info is not None:
+            info.article = None  # the main process has the article: do not send it (and its family's doc) back
+        return info, problems
     listing = _JOB["listings"][-1 - task]
     html, table = _JOB["renderer"].render_listing(listing)
     return [(f"{listing.slug}/index.html", html), (f"{listing.slug}/{table.id}.csv", table_csv(table))], []
@@ -212,6 +214,7 @@ def render_site(
         for i, (info, found) in zip(todo, results, strict=True):
             problems.extend(p for p in found if p not in problems)
             if info is not None:
+                info.article = articles[i]
                 rendered[i] = info
                 if sink is not None:
                     for rel, _size, status in info.files:
@@ -288,8 +291,7 @@ def content_warnings(catalog: Catalog, pages: list[PageInfo]) -> list[str]:
     return out
 
 
-def _enc(value) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+_enc = json_encoder()
 
 
 def figures_chunk(slug: str, title: str, figures, prices_checked) -> str:

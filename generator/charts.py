@@ -133,8 +133,14 @@ def _shape(value) -> str:
     if isinstance(value, dict):
         return "{" + ",".join(f"{k}:{_shape(v)}" for k, v in sorted(value.items())) + "}"
     if isinstance(value, list):
+        kinds = {type(v) for v in value}
+        if kinds <= SCALARS:  # data arrays: only their element types matter, no call per element
+            return "[" + ",".join(sorted(k.__name__ for k in kinds)) + "]"
         return "[" + ",".join(sorted({_shape(v) for v in value})) + "]"
     return type(value).__name__
+
+
+SCALARS = {float, int, str, bool, type(None)}
 
 
 def _validated(fig: dict) -> dict:

@@ -188,6 +188,7 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
                 attribution=None,
                 body=fam.body,
                 body_line=fam.body_line,
+                params_checked=True,  # the family's front matter was validated, the rest is computed
             )
         )
     listing = fam.data["listing"]

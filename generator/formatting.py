@@ -36,13 +36,45 @@ def dround(x: float, places: int = 0) -> Decimal:
     return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
 
+def _fixed(x: float, places: int) -> tuple[str, str] | None:
+    """(sign, digits with separators) of dround(x, places), rounded on the repr's digits; None if unsure.
+
+    Half-up on the shortest decimal form only looks at the first digit dropped,
+    so plain strings do what Decimal does here, several times faster; Decimals,
+    exponent forms and non-finite values take the Decimal path.
+    """
+    if type(x) is not float and type(x) is not int:
+        return None
+    text = repr(float(x))
+    if "e" in text or "n" in text:  # 1e+16, inf, nan
+        return None
+    sign = "-" if text[0] == "-" else ""
+    whole, _, frac = text.lstrip("-").partition(".")
+    if len(frac) > places:
+        up = frac[places] >= "5"
+        frac = frac[:places]
+        if up:
+            n = str(int(whole + frac) + 1).rjust(places + 1, "0")
+            whole, frac = (n[:-places], n[-places:]) if places else (n, "")
+    else:
+        frac = frac.ljust(places, "0")
+    return sign, f"{int(whole):,}" + ("." + frac if places else "")
+
+
 def number(x: float, places: int = 0) -> str:
     """1234.5 -> '1,234.5' with a fixed number of decimals."""
+    fast = _fixed(x, places)
+    if fast is not None:
+        return fast[0] + fast[1]
     return f"{dround(x, places):,.{places}f}"
 
 
 def usd(x: float, places: int = 2) -> str:
     """Dollars: '$27.42', '$1,234.50'; places=0 gives '$274'."""
+    fast = _fixed(x, places)
+    if fast is not None:  # a value that rounds to zero shows no minus sign
+        sign, digits = fast
+        return f"{sign if digits.strip('0.,') else ''}${digits}"
     d = dround(x, places)
     sign = "-" if d < 0 else ""
     return f"{sign}${abs(d):,.{places}f}"

@@ -422,6 +422,8 @@ class Article:
     attribution: str | None
     body: str
     body_line: int
+    # params built by code from an already validated family file, not typed by an author
+    params_checked: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass

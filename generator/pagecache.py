@@ -38,6 +38,7 @@ class Fingerprints:
         self.catalog = catalog
         self.base = _digest(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
         self._providers: dict[tuple[str, object], tuple[str, bool]] = {}
+        self._shared: dict[tuple, str] = {}
 
     def _provider(self, offer_key: str, as_of) -> str:
         """What a page reads of its provider's prices.
@@ -62,15 +63,22 @@ class Fingerprints:
         if art.kind != "setup" or not isinstance(art.params, dict):
             return None
         p = art.params
-        cat = self.catalog
+        # A family's pages share their text and, by model and method, their records: digest those once.
+        key = (art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, p.get("model"), p.get("method"))
+        shared = self._shared.get(key)
+        if shared is None:
+            cat = self.catalog
+            shared = self._shared[key] = _digest(
+                self.base,
+                repr((art.body, art.body_line, art.faq, art.sources, art.attribution)),
+                repr(cat.models.get(p.get("model"))),
+                repr(cat.methods.get(p.get("method"))),
+                repr(cat.memory.get((p.get("model"), p.get("method")))),
+            )
         return _digest(
-            self.base,
+            shared,
             repr((art.file, art.title, art.slug, art.date, art.description, art.tags, art.prices_as_of)),
-            repr((art.body, art.body_line, art.faq, art.sources, art.attribution)),
             repr(sorted(p.items(), key=lambda kv: kv[0])),
-            repr(cat.models.get(p.get("model"))),
-            repr(cat.methods.get(p.get("method"))),
-            repr(cat.memory.get((p.get("model"), p.get("method")))),
             self._provider(str(p.get("offer", "")), art.prices_as_of),
         )
 

@@ -38,3 +38,26 @@ def test_words():
 def test_non_finite_is_refused():
     with pytest.raises(ValueError):
         f.usd(float("nan"))
+
+
+def test_string_rounding_matches_decimal_half_up():
+    """number() and usd() round on the repr's digits without Decimal; Decimal's ROUND_HALF_UP is the oracle."""
+    import random
+    import struct
+    from decimal import ROUND_HALF_UP, Decimal
+
+    rnd = random.Random(11)
+    values = [0.0, -0.0, 0.005, -0.005, 2.675, 0.125, 9.995, -9.995, 999999.995, 0.4999, 1e15, 123456789012345.6, 7, -3]
+    for _ in range(20_000):
+        values += [
+            rnd.uniform(-1e6, 1e6),
+            rnd.randint(-(10**7), 10**7) * 0.005,  # many exact ties at two places
+            struct.unpack("d", struct.pack("Q", rnd.getrandbits(64)))[0],  # any double, exponent forms included
+        ]
+    for value in values:
+        if not abs(value) < 1e20:  # non-finite, or beyond Decimal's 28 digits: both paths refuse those
+            continue
+        for places in range(4):
+            d = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+            assert f.number(value, places) == f"{d:,.{places}f}", (value, places)
+            assert f.usd(value, places) == f"{'-' if d < 0 else ''}${abs(d):,.{places}f}", (value, places)
