@@ -48,11 +48,13 @@ class Files:
             raise BuildError(f"two pages want the same output path: {rel}")
         if rel in self._folders:
             raise BuildError(f"output path {rel} is also a folder of other output files")
-        for i in range(1, len(parts)):
-            parent = "/".join(parts[:i])
-            if parent in self._files:
-                raise BuildError(f"output path {rel} lies under a file of the same name")
-            self._folders.add(parent)
+        if len(parts) > 1 and rel.rpartition("/")[0] not in self._folders:
+            # a known folder had its own parents checked when it was first seen
+            for i in range(1, len(parts)):
+                parent = "/".join(parts[:i])
+                if parent in self._files:
+                    raise BuildError(f"output path {rel} lies under a file of the same name")
+                self._folders.add(parent)
         self._files[rel] = data
 
     def items(self) -> list[tuple[str, bytes | None]]:
