@@ -1,10 +1,17 @@
 """Build-speed benchmark: synthetic page families of 100, 1,000 and 10,000 pages.
 
 Prints, per size: cold build, no-op rebuild and one-price-change rebuild (wall
-time, pages per second, peak RSS, files written), then the same number of
-Markdown pages built by Hugo when Hugo is installed, and the time to compute a
-1,000,000-scenario grid. Run it with `make bench` (or `python benchmarks/run.py
-[SIZES...]`). It prints figures; it asserts nothing.
+time, pages per second, CPU seconds in user and kernel mode, peak RSS, files
+written), then the same number of Markdown pages built by Hugo when Hugo is
+installed, and the time to compute a 1,000,000-scenario grid. Run it with
+`make bench` (or `python benchmarks/run.py [--dir FOLDER] [SIZES...]`). It
+prints figures; it asserts nothing.
+
+Every size works in its own folder under --dir (default: the system's
+temporary folder), and all of them are deleted only at the end: on ext4
+without a journal, creating files shortly after tens of thousands were
+deleted is several times slower (the inode allocator skips recently freed
+inodes), which would make each size pay for the one before.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,17 +67,23 @@ def synthetic_content(dest: Path, pages: int) -> int:
     return providers * fits_per_provider
 
 
-def run_build(content: Path, out: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB of this one build (its largest process), and its summary line."""
+@dataclass
+class Run:
+    wall: float  # seconds
+    user: float  # CPU seconds of the build and its workers, in user mode
+    system: float  # and in the kernel (file creation, mostly)
+    rss: float  # peak RSS in MiB of its largest process
+    line: str  # its last line of output
+
+    def cpu(self) -> str:
+        return f"cpu {self.user:5.2f} user + {self.system:5.2f} sys"
+
+
+def measure(command: list[str], cwd: Path) -> Run:
+    """Run one command; its wall time and, from wait4, its own and its waited-for children's usage."""
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
-        proc = subprocess.Popen(
-            [*COSTPRESS, "build", "--content", str(content), "--out", str(out), "--templates", str(ROOT / "templates")],
-            stdout=stdout,
-            stderr=stderr,
-            text=True,
-            cwd=ROOT,
-        )
+        proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own usage, not every child's so far
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -77,10 +91,17 @@ def run_build(content: Path, out: Path) -> tuple[float, float, str]:
         stderr.seek(0)
         if proc.returncode != 0:
             raise SystemExit(stderr.read())
-        return wall, usage.ru_maxrss / 1024, stdout.read().strip().splitlines()[-1]
+        lines = stdout.read().strip().splitlines()
+        return Run(wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss / 1024, lines[-1] if lines else "")
 
 
-def hugo_time(pages: int, sample: Path, work: Path) -> float | None:
+def run_build(content: Path, out: Path) -> Run:
+    """One costpress build of `content` into `out`."""
+    command = [*COSTPRESS, "build", "--content", str(content), "--out", str(out)]
+    return measure([*command, "--templates", str(ROOT / "templates")], ROOT)
+
+
+def hugo_time(pages: int, sample: Path, work: Path) -> Run | None:
     """Hugo building the same number of Markdown pages (one table and one SVG chart each)."""
     hugo = shutil.which("hugo")
     if not hugo:
@@ -97,9 +118,7 @@ def hugo_time(pages: int, sample: Path, work: Path) -> float | None:
         bundle.mkdir(parents=True)
         (bundle / "index.md").write_text(text.replace('slug: "', f'slug: "p{i:05d}-'))
         (bundle / "cost-vs-tokens.svg").write_bytes(svg)
-    start = time.perf_counter()
-    subprocess.run([hugo, "--quiet", "-s", str(site), "-d", str(site / "public")], check=True)
-    return time.perf_counter() - start
+    return measure([hugo, "--quiet", "-s", str(site), "-d", str(site / "public")], work)
 
 
 def grid_time(n: int = 1_000_000) -> float:
@@ -125,33 +144,47 @@ def grid_time(n: int = 1_000_000) -> float:
     return elapsed
 
 
-def main(sizes: list[int]) -> None:
-    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-    for size in sizes:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
+def row(label: str, run: Run, pages: int | None = None) -> str:
+    rate = f"{pages / run.wall:6.0f} pages/s" if pages else " " * 14
+    return f"  {label:<17} {run.wall:6.2f} s {rate}  {run.cpu()}  {run.rss:4.0f} MiB"
+
+
+def main(sizes: list[int], where: str | None) -> None:
+    cores, version = os.cpu_count(), sys.version.split()[0]
+    print(f"machine: {cores} cores, Python {version}; working in {where or tempfile.gettempdir()}")
+    with tempfile.TemporaryDirectory(dir=where, prefix="costpress-bench-") as tmp:
+        for size in sizes:
+            work = Path(tmp) / str(size)
             content, out = work / "content", work / "site"
             expected = synthetic_content(content, size)
-            cold, rss, line = run_build(content, out)
+            cold = run_build(content, out)
             pages = sum(1 for p in out.glob("*/index.html"))
-            noop, rss2, line2 = run_build(content, out)
+            noop = run_build(content, out)
             snap = content / "prices" / "cloud0000" / "2026-11-01.yaml"
             snap.write_text(snap.read_text().replace("usd_per_hour: 5.00}", "usd_per_hour: 5.10}", 1))
-            change, rss3, line3 = run_build(content, out)
+            change = run_build(content, out)
             print(f"\n{pages} pages ({expected} combinations fit)")
-            print(f"  cold build:      {cold:7.2f} s  {pages / cold:8.0f} pages/s  peak RSS {rss:6.0f} MiB  | {line}")
-            print(f"  no-op rebuild:   {noop:7.2f} s                    peak RSS {rss2:6.0f} MiB  | {line2}")
-            print(f"  one price change:{change:7.2f} s                    peak RSS {rss3:6.0f} MiB  | {line3}")
+            for label, run, rate in (("cold build:", cold, pages), ("no-op rebuild:", noop, None)):
+                print(row(label, run, rate))
+                print(f"{'':20}{run.line}")
+            print(row("one price change:", change))
+            print(f"{'':20}{change.line}")
             sample = next(out.glob("*-on-*/index.md"))
             hugo = hugo_time(pages, sample, work)
             if hugo is not None:
-                print(
-                    f"  Hugo, same number of Markdown pages: {hugo:.2f} s (costpress cold / Hugo = {cold / hugo:.2f})"
-                )
+                print(row("Hugo, same pages:", hugo, pages))
+                print(f"{'':20}costpress cold / Hugo = {cold.wall / hugo.wall:.2f}")
             else:
                 print("  Hugo: not installed (Debian package hugo), no comparison")
-    print(f"\n1,000,000-scenario grid: {grid_time():.3f} s")
+        print(f"\n1,000,000-scenario grid: {grid_time():.3f} s")
+        print("deleting the benchmark folders")
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [100, 1000, 10000])
+    args = sys.argv[1:]
+    where = None
+    if args[:1] == ["--dir"]:
+        if len(args) < 2:
+            raise SystemExit("usage: python benchmarks/run.py [--dir FOLDER] [SIZES...]")
+        where, args = args[1], args[2:]
+    main([int(a) for a in args] or [100, 1000, 10000], where)
