@@ -139,7 +139,8 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
     page, p = fam.data["page"], fam.data["params"]
     # Once, column by column: DataFrame.to_dict walks pandas' string arrays item by item, 3× slower.
     columns = list(grid.columns)
-    records = [dict(zip(columns, values)) for values in zip(*(grid[c].tolist() for c in columns))]
+    values = zip(*(grid[c].tolist() for c in columns), strict=True)
+    records = [dict(zip(columns, row, strict=True)) for row in values]
     fitting = [r for r in records if r["fits"]]
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in fitting:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import jinja2
@@ -50,7 +50,10 @@ def json_encoder(item_separator: str = ", ", key_separator: str = ": ") -> Calla
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return slow.encode
-    fast = make(None, slow.default, json.encoder.encode_basestring, None, key_separator, item_separator, True, False, False)
+    # arguments: markers, default, string encoder, indent, separators, sort_keys, skipkeys, allow_nan
+    fast = make(
+        None, slow.default, json.encoder.encode_basestring, None, key_separator, item_separator, True, False, False
+    )
     return lambda value: "".join(fast(value, 0))
 
 
