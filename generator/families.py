@@ -149,6 +149,8 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
         rows.sort(key=lambda r: (r["cost_with_startup"], r["key"]))
     # Per group, the rounded costs in order: a page's rank is how many cost less at the cents shown.
     rounded = {g: [round(r["cost_with_startup"], 2) for r in rows] for g, rows in groups.items()}
+    # one tuple each for the whole family: pages share them (and the page cache digests them once)
+    tags, sources, faq = (tuple(fam.data[k] or ()) for k in ("tags", "sources", "faq"))
     articles = []
     for r in fitting:
         places = {k: r[k] for k in PLACES}
@@ -182,12 +184,12 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
                 date=fam.data["date"],
                 description=page["description"].format(**places),
                 kind="setup",
-                tags=tuple(fam.data["tags"] or ()),
+                tags=tags,
                 prices_as_of=None,
                 params=params,
                 params_doc=fam.doc,
-                sources=tuple(fam.data["sources"] or ()),
-                faq=tuple(fam.data["faq"] or ()),
+                sources=sources,
+                faq=faq,
                 attribution=None,
                 body=fam.body,
                 body_line=fam.body_line,

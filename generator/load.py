@@ -441,6 +441,8 @@ class Catalog:
     suites: dict[str, Suite]
     snapshots: dict[str, tuple[Snapshot, ...]]  # provider -> oldest first
     articles: tuple[Article, ...]
+    # each snapshot's offers by key, built on first use (a family looks offers up thousands of times)
+    _offer_index: dict[int, dict[str, Offer]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def snapshot(self, provider: str, as_of: dt.date | None = None) -> Snapshot | None:
         """The newest snapshot of a provider, or the newest on or before as_of."""
@@ -455,10 +457,12 @@ class Catalog:
         snap = self.snapshot(provider, as_of)
         if snap is None:
             return None
-        for offer in snap.offers:
-            if offer.key == key:
-                return offer
-        return None
+        index = self._offer_index.get(id(snap))
+        if index is None:
+            index = self._offer_index[id(snap)] = {}
+            for offer in snap.offers:
+                index.setdefault(offer.key, offer)  # the first of two equal keys, as a scan would find
+        return index.get(key)
 
 
 def display_path(path: Path) -> str:

@@ -28,9 +28,24 @@ class RenderProblem(Exception):
 
 
 def md_escape(value: Any) -> str:
-    """Escape a data string so Markdown shows it literally, on one line."""
-    text = " ".join(str(value).split())
-    return MD_SPECIAL.sub(r"\\\1", text)
+    """Escape a data string so Markdown shows it literally, on one line.
+
+    Strings are remembered: a family's pages repeat the same names, labels and
+    sources thousands of times, and this ran about 70 times a page.
+    """
+    if type(value) is str:
+        try:
+            return _MD_ESCAPED[value]
+        except KeyError:
+            pass
+        if len(_MD_ESCAPED) > 100_000:
+            _MD_ESCAPED.clear()
+        out = _MD_ESCAPED[value] = MD_SPECIAL.sub(r"\\\1", " ".join(value.split()))
+        return out
+    return MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+
+
+_MD_ESCAPED: dict[str, str] = {}
 
 
 def md_cell(value: Any) -> str:
@@ -290,14 +305,15 @@ class Renderer:
             q = self._template_text(art, entry["q"], values, f"faq[{i}].q", doc.line(("faq", i, "q")) or 1, self.plain)
             a = self._template_text(art, entry["a"], values, f"faq[{i}].a", doc.line(("faq", i, "a")) or 1)
             q = " ".join(q.split())
+            a_html = self.markdown.render(a.strip())
             faq.append(
                 {
                     "q_md": md_escape(q),
                     "a_md": a.strip(),
                     "q_html": q,  # autoescaped by the HTML template
-                    "a_html": Markup(self.markdown.render(a.strip())),
+                    "a_html": Markup(a_html),
                     "q_text": q,
-                    "a_text": _plain(self.markdown, a),
+                    "a_text": _text_of(a_html),
                 }
             )
 
@@ -469,9 +485,8 @@ def _split_blocks(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _plain(md: Markdown, source: str) -> str:
+def _text_of(html: str) -> str:
     """Text content of rendered Markdown, for JSON-LD and meta tags."""
-    html = md.render(source.strip())
     text = re.sub(r"<[^>]+>", "", html)
     return " ".join(html_lib.unescape(text).split())
 
