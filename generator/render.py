@@ -184,6 +184,7 @@ class Markdown:
     def __init__(self) -> None:
         self._md = MarkdownIt("zero")
         self._md.enable_many(MARKDOWN_RULES)
+        self._rendered: dict[str, str] = {}
 
     def render(self, source: str, env: dict | None = None) -> str:
         """HTML for `source`; heading ids stay unique across calls that share `env`."""
@@ -197,7 +198,12 @@ class Markdown:
             used.add(anchor)
             return f'<h{m.group(1)} id="{anchor}">{m.group(2)}</h{m.group(1)}>'
 
-        return HEADING_RE.sub(heading, self._md.render(source))
+        html = self._rendered.get(source)
+        if html is None:  # a family's pages share whole paragraphs: render each distinct text once
+            if len(self._rendered) > 20_000:
+                self._rendered.clear()
+            html = self._rendered[source] = self._md.render(source)
+        return HEADING_RE.sub(heading, html) if "<h" in html else html
 
 
 def _markdown() -> Markdown:

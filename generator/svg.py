@@ -7,6 +7,7 @@ network. Coordinates are rounded so the output is byte-stable.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from html import escape
 
@@ -20,6 +21,7 @@ def _n(x: float) -> str:
     return f"{round(x, 1):g}"
 
 
+@functools.lru_cache(maxsize=4096)  # axis labels and titles repeat on every page of a family
 def _text(x, y, text, size=13, anchor="start", weight="normal", color="#1d1d1f", rotate=None) -> str:
     transform = f" transform='rotate({rotate} {_n(x)} {_n(y)})'" if rotate is not None else ""
     return (
