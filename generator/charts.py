@@ -101,7 +101,17 @@ def lines(
     for axis, is_log in ((xaxis, log_x), (yaxis, log_y)):
         if is_log:
             axis["dtick"] = 1  # one labelled tick per power of ten
-    return _validated({"data": data, "layout": _layout(title, xaxis, yaxis, True)})
+    # Everything that shapes this figure's structure, for _validated: _clean makes every value a
+    # float, so only the number of traces, empty arrays, the options and the label types count.
+    shape = (
+        "lines",
+        band is not None and (type(band[0]).__name__, *(bool(len(v)) for v in band[1:])),
+        log_x,
+        log_y,
+        *(type(v).__name__ for v in (title, x_title, y_title)),
+        *((type(name).__name__, bool(len(xs)), bool(len(ys))) for name, xs, ys in series),
+    )
+    return _validated({"data": data, "layout": _layout(title, xaxis, yaxis, True)}, repr(shape))
 
 
 def dated_lines(
@@ -143,9 +153,12 @@ def _shape(value) -> str:
 SCALARS = {float, int, str, bool, type(None)}
 
 
-def _validated(fig: dict) -> dict:
-    """Let plotly check every property name and value type, once per figure structure; keep the plain dict."""
-    shape = _shape(fig)
+def _validated(fig: dict, shape: str | None = None) -> dict:
+    """Let plotly check every property name and value type, once per figure structure; keep the plain dict.
+
+    `shape` is a cheaper key a builder can give when its arguments fix the structure.
+    """
+    shape = shape or _shape(fig)
     if shape not in _CHECKED:
         go.Figure(fig)
         _CHECKED.add(shape)

@@ -45,6 +45,22 @@ def _fixed(x: float, places: int) -> tuple[str, str] | None:
     """
     if type(x) is not float and type(x) is not int:
         return None
+    key = (x, places)
+    if x:  # 0.0 and -0.0 are equal keys with different signs: never share them
+        try:
+            return _FIXED[key]
+        except KeyError:
+            pass
+    out = _FIXED[key] = _digits(x, places)
+    if len(_FIXED) > 200_000:
+        _FIXED.clear()
+    return out
+
+
+_FIXED: dict[tuple, tuple[str, str] | None] = {}
+
+
+def _digits(x: float, places: int) -> tuple[str, str] | None:
     text = repr(float(x))
     if "e" in text or "n" in text:  # 1e+16, inf, nan
         return None
