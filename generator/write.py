@@ -25,10 +25,10 @@ RENAME_EXCHANGE = 2
 
 def check_path(rel: str) -> list[str]:
     """The parts of a safe relative output path; BuildError for anything that could leave the folder."""
-    parts = rel.split("/")
-    if not SAFE_REL.match(rel) or any(p in ("", ".", "..") for p in parts):
+    wrapped = f"/{rel}/"  # an empty, '.' or '..' part shows as '//', '/./' or '/../'
+    if not SAFE_REL.match(rel) or "//" in wrapped or "/./" in wrapped or "/../" in wrapped:
         raise BuildError(f"refusing to write outside the output folder: {rel!r}")
-    return parts
+    return rel.split("/")
 
 
 class Files:
