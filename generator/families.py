@@ -149,6 +149,17 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
         rows.sort(key=lambda r: (r["cost_with_startup"], r["key"]))
     # Per group, the rounded costs in order: a page's rank is how many cost less at the cents shown.
     rounded = {g: [round(r["cost_with_startup"], 2) for r in rows] for g, rows in groups.items()}
+    # How a neighbour is shown, made once for the few that any page of its group can list.
+    cards = {
+        n["key"]: {
+            "label": f"{n['provider_name']}, {n['setup']}",
+            "slug": n["slug"],
+            "cost": n["cost_with_startup"],
+            "usd_per_million": n["usd_per_million"],
+        }
+        for rows in groups.values()
+        for n in rows[: NEIGHBOURS_SHOWN + 1]
+    }
     # one tuple each for the whole family: pages share them (and the page cache digests them once)
     tags, sources, faq = (tuple(fam.data[k] or ()) for k in ("tags", "sources", "faq"))
     articles = []
@@ -158,15 +169,7 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
         # Only what the page shows travels with it: copying every neighbour into every page
         # made memory and time grow with the square of the family size.
         shown = [n for n in group[: NEIGHBOURS_SHOWN + 1] if n["key"] != r["key"]][:NEIGHBOURS_SHOWN]
-        neighbours = [
-            {
-                "label": f"{n['provider_name']}, {n['setup']}",
-                "slug": n["slug"],
-                "cost": n["cost_with_startup"],
-                "usd_per_million": n["usd_per_million"],
-            }
-            for n in shown
-        ]
+        neighbours = [cards[n["key"]] for n in shown]
         cheaper = bisect.bisect_left(rounded[(r["model"], r["method"])], round(r["cost_with_startup"], 2))
         params = {
             **p,
