@@ -138,8 +138,11 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
     start = time.perf_counter()
     digest = state.inputs_digest(content, templates) if content.is_dir() and templates.is_dir() else None
     if not check and not force and not strict and digest is not None:
-        count = state.unchanged(out, digest)
-        if count is not None:
+        found = state.unchanged(out, digest)
+        if found is not None:
+            count, warnings = found
+            for line in warnings:  # the same inputs warn the same way: say it again
+                click.echo(f"warning: {line}", err=True)
             click.echo(
                 f"nothing to build: inputs unchanged since the last build of {out} "
                 f"({count} files) in {time.perf_counter() - start:.2f} s"
@@ -190,7 +193,7 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
     diff = sink.finish()
     pagecache.save(out, result.cache or {})
     if digest is not None:
-        state.record(out, digest)
+        state.record(out, digest, result.warnings)
     written = len(diff.changed) + len(diff.added)
     slugs = {p.article.slug for p in result.pages}
     pages_written = len({rel.split("/")[0] for rel in diff.changed + diff.added} & slugs)

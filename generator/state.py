@@ -86,23 +86,23 @@ def output_stats(out: Path) -> dict[str, list[int]]:
     return dict(sorted(stats.items()))
 
 
-def unchanged(out: Path, digest: str) -> int | None:
-    """The number of output files when nothing changed since the recorded build, else None."""
+def unchanged(out: Path, digest: str) -> tuple[int, list[str]] | None:
+    """When nothing changed since the recorded build: its number of output files and its warnings."""
     try:
         saved = json.loads(state_path(out).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(saved, dict) or saved.get("inputs") != digest or not out.is_dir():
         return None
-    folders = saved.get("folders")
-    if folders != output_stats(out):
+    folders, warnings = saved.get("folders"), saved.get("warnings", [])
+    if folders != output_stats(out) or not isinstance(warnings, list):
         return None
-    return sum(entry[2] for entry in folders.values())
+    return sum(entry[2] for entry in folders.values()), [str(w) for w in warnings]
 
 
-def record(out: Path, digest: str) -> None:
-    """Remember this build's inputs and the output folder it left; best effort."""
-    write_json(state_path(out), {"inputs": digest, "folders": output_stats(out)})
+def record(out: Path, digest: str, warnings: list[str] = ()) -> None:
+    """Remember this build's inputs, warnings and the output folder it left; best effort."""
+    write_json(state_path(out), {"inputs": digest, "folders": output_stats(out), "warnings": list(warnings)})
 
 
 def write_json(path: Path, data) -> None:

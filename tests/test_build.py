@@ -98,6 +98,20 @@ def test_noop_build_stops_early_and_notices_changes(tmp_path):
     assert run_cli(*args(content, out, "--check")).exit_code == 1
 
 
+def test_noop_build_repeats_the_warnings(tmp_path):
+    """Unchanged inputs warn as before, so a scheduled build's log never hides a warning."""
+    content = make_content(tmp_path, {"notes.txt": "a stray file"})
+    out = tmp_path / "site"
+    first = run_cli(*args(content, out))
+    warning = "notes.txt: not a file costpress reads"
+    assert first.exit_code == 0 and warning in first.stderr
+    again = run_cli(*args(content, out))
+    assert again.stdout.startswith("nothing to build: inputs unchanged")
+    assert [line for line in again.stderr.splitlines() if "warning:" in line] == [
+        line for line in first.stderr.splitlines() if "warning:" in line
+    ]
+
+
 def test_parallel_and_serial_builds_are_byte_identical(tmp_path):
     """Enough pages to use the worker pool: every file the same whatever the number of workers."""
     content = make_content(tmp_path, families=True)
