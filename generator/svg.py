@@ -118,16 +118,19 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
     x0, x1 = min(xticks[0], min(xs)), max(xticks[-1], max(xs))
     y0, y1 = min(yticks[0], min(ys)), max(yticks[-1], max(ys))
 
+    if xtype == "log":
+        lx0, xspan = math.log10(x0), math.log10(x1) - math.log10(x0) or 1
+    if ytype == "log":
+        ly0, yspan = math.log10(y0), math.log10(y1) - math.log10(y0) or 1
+
     def tx(v: float) -> float:
         if xtype == "log":
-            span = math.log10(x1) - math.log10(x0) or 1
-            return left + plot_w * (math.log10(v) - math.log10(x0)) / span
+            return left + plot_w * (math.log10(v) - lx0) / xspan
         return left + plot_w * (v - x0) / ((x1 - x0) or 1)
 
     def ty(v: float) -> float:
         if ytype == "log":
-            span = math.log10(y1) - math.log10(y0) or 1
-            return top + plot_h - plot_h * (math.log10(v) - math.log10(y0)) / span
+            return top + plot_h - plot_h * (math.log10(v) - ly0) / yspan
         return top + plot_h - plot_h * (v - y0) / ((y1 - y0) or 1)
 
     body = []
