@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterator
@@ -121,21 +122,20 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
     return min(jobs, count)
 
 
-def _results(tasks: list[int], jobs: int, progress: Callable[[int], None] | None) -> Iterator:
-    """Each task's result in order, from this process or a pool of forked workers."""
-    if jobs <= 1:
-        for task in tasks:
-            yield _task(task)
-            if progress and task >= 0:
-                progress(1)
-        return
-    chunk = max(1, min(64, len(tasks) // (jobs * 8)))
-    with mp.get_context("fork").Pool(jobs) as pool:
-        # listings come first, one task each: a 10,000-row listing renders while the pages do
-        for task, item in zip(tasks, pool.imap(_task, tasks, chunksize=chunk), strict=True):
-            yield item
-            if progress and task >= 0:
-                progress(1)
+def _page_results(pages: list[int], pool, workers: int, progress: Callable[[int], None] | None) -> Iterator:
+    """Each page's result in order, from this process or from the pool of forked workers."""
+    if pool is None:
+        items = map(_task, pages)
+    else:
+        items = pool.imap(_task, pages, chunksize=max(1, min(64, len(pages) // (workers * 8))))
+    for item in items:
+        yield item
+        if progress:
+            progress(1)
+
+
+# A listing row costs about a fortieth of a page to render: what a listing weighs when choosing a pool.
+LISTING_ROWS_PER_PAGE = 40
 
 
 def render_site(
@@ -183,35 +183,38 @@ def render_site(
     fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
     # Workers fingerprint the pages they render; here only pages that may be reused are looked at.
     _JOB["fingerprints"] = fingerprints
-    for i, art in enumerate(articles):
-        fp = fingerprints.of(art) if saved else None
-        if fp is not None:
-            entry = saved.get(art.slug)
-            if pagecache.reusable(entry, fp, cache):
-                chunk = pagecache.figures_of(cache, art.slug)
-                if chunk is not None:
-                    cached[i] = PageInfo(
-                        art,
-                        pagecache.dates(entry),
-                        chunk,
-                        entry["has_charts"],
-                        [],
-                        entry["providers"],
-                        entry["unsourced"],
-                    )
-                    for rel in entry["files"]:
-                        files.keep(rel)
-                    continue
-        todo.append(i)
-    workers = workers_for(len(todo), jobs, pool_min)
-    tick = progress(len(todo), workers) if progress and todo else None
+    weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
+    workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
     cache_entries: dict[str, dict] = {}
-    listing_tasks = [-1 - k for k in range(len(listings))]
-    results = _results(listing_tasks + todo, workers, tick)
-    try:
-        listing_files = [next(results)[0] for _ in listings]
-        for i, (info, found) in zip(todo, results, strict=True):
+    with contextlib.ExitStack() as stack:
+        # The pool forks before the page cache is read, so a large listing renders while this
+        # process checks which pages can be kept, and then beside the pages that cannot.
+        pool = stack.enter_context(mp.get_context("fork").Pool(workers)) if workers > 1 else None
+        stack.callback(_JOB.clear)
+        pending = [pool.apply_async(_task, (-1 - k,)) for k in range(len(listings))] if pool else []
+        for i, art in enumerate(articles):
+            fp = fingerprints.of(art) if saved else None
+            if fp is not None:
+                entry = saved.get(art.slug)
+                if pagecache.reusable(entry, fp, cache):
+                    chunk = pagecache.figures_of(cache, art.slug)
+                    if chunk is not None:
+                        cached[i] = PageInfo(
+                            art,
+                            pagecache.dates(entry),
+                            chunk,
+                            entry["has_charts"],
+                            [],
+                            entry["providers"],
+                            entry["unsourced"],
+                        )
+                        for rel in entry["files"]:
+                            files.keep(rel)
+                        continue
+            todo.append(i)
+        tick = progress(len(todo), workers) if progress and todo else None
+        for i, (info, found) in zip(todo, _page_results(todo, pool, workers, tick), strict=True):
             problems.extend(p for p in found if p not in problems)
             if info is not None:
                 info.article = articles[i]
@@ -227,9 +230,7 @@ def render_site(
                 if info.fingerprint is not None:
                     cache_entries[info.article.slug] = pagecache.entry(info.fingerprint, info, sizes)
                 info.files = []  # the bytes live in `files` now
-    finally:
-        results.close()  # stops the worker pool, also when a page failed
-        _JOB.clear()
+        listing_files = [job.get()[0] for job in pending] if pool else [_task(-1 - k)[0] for k in range(len(listings))]
     for info in cached.values():
         cache_entries[info.article.slug] = saved[info.article.slug]
     pages = [rendered.get(i) or cached[i] for i in range(len(articles)) if i in rendered or i in cached]
