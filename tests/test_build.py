@@ -226,3 +226,10 @@ def test_a_damaged_page_cache_only_costs_a_full_render(tmp_path):
     cache.write_text("{not json")
     (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
     assert run_cli(*args(content, out)).exit_code == 0
+    # a kept page whose figures.json is not text any more (same size, so it looks reusable)
+    figures = out / slug / "figures.json"
+    figures.write_bytes(b"\xff" * figures.stat().st_size)
+    (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
+    repaired = run_cli(*args(content, out))
+    assert repaired.exit_code == 0, repaired.output
+    assert run_cli(*args(content, out, "--check")).exit_code == 0
