@@ -6,14 +6,15 @@
 #   scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD]
 #
 # CATALOG_DIR holds one vms.csv per cloud, named <provider>.csv (lambda.csv,
-# nebius.csv, runpod.csv). Exit status: 0 nothing changed, 3 figures changed
-# (report in build/changes.md), anything else a failure (bad price, failing test).
+# nebius.csv, runpod.csv, aws.csv, gcp.csv, azure.csv). Exit status: 0 nothing
+# changed, 3 figures changed (report in build/changes.md), anything else a
+# failure (bad price, failing test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dir=${1:?usage: scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD]}
 day=${2:-$(date -u +%F)}
-declare -A names=([lambda]=Lambda [nebius]=Nebius [runpod]=RunPod)
+declare -A names=([lambda]=Lambda [nebius]=Nebius [runpod]=RunPod [aws]=AWS [gcp]="Google Cloud" [azure]=Azure)
 
 make --quiet .venv/.installed
 for provider in "${!names[@]}"; do

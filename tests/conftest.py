@@ -30,10 +30,17 @@ def make_content(
 ) -> Path:
     """Copy content/ into tmp and apply edits: new text, a function of the old text, or None to delete.
 
-    Page families (dozens of generated pages) are left out unless asked for, to keep builds quick.
+    Page families (dozens of generated pages) are left out unless asked for, to keep builds quick,
+    and with them the price snapshots of providers that only a family uses (no article names them),
+    which would otherwise warn that no article uses them.
     """
     dest = tmp / "content"
     shutil.copytree(CONTENT, dest, ignore=None if families else shutil.ignore_patterns("families"))
+    if not families:
+        named = "\n".join(p.read_text() for p in (dest / "articles").glob("*.md"))
+        for folder in (dest / "prices").iterdir():
+            if not re.search(rf"\b{re.escape(folder.name)}\b", named):
+                shutil.rmtree(folder)
     for rel, edit in (edits or {}).items():
         path = dest / rel
         if edit is None:

@@ -83,7 +83,7 @@ def test_noop_build_stops_early_and_notices_changes(tmp_path):
     out = tmp_path / "site"
     assert run_cli(*args(content, out)).exit_code == 0
     again = run_cli(*args(content, out))
-    assert again.output.startswith("nothing to build: inputs unchanged")
+    assert again.stdout.startswith("nothing to build: inputs unchanged")
     # a content edit is an input change
     snap = content / "prices" / "nodus" / "2026-11-05.yaml"
     snap.write_text(snap.read_text().replace("usd_per_hour: 44.00", "usd_per_hour: 44.10", 1))

@@ -21,7 +21,8 @@ def usd(x: float) -> str:
 def combinations():
     """Every (method, provider, offer) of the family, from the snapshots, with fit and run cost."""
     out = []
-    for provider in ["lambda", "nebius", "runpod", "nodus"]:
+    family = yaml.safe_load((CONTENT / "families" / "70b-setups.md").read_text().split("---")[1])
+    for provider in family["axes"]["providers"]:
         snap = yaml.safe_load(sorted((CONTENT / "prices" / provider).glob("*.yaml"))[-1].read_text())
         for method in STATE:
             for o in snap["offers"]:
