@@ -6,6 +6,7 @@ stored as 274.199999... prints as the 274.20 a reader would compute by hand.
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -41,23 +42,13 @@ def _fixed(x: float, places: int) -> tuple[str, str] | None:
 
     Half-up on the shortest decimal form only looks at the first digit dropped,
     so plain strings do what Decimal does here, several times faster; Decimals,
-    exponent forms and non-finite values take the Decimal path.
+    exponent forms and non-finite values take the Decimal path. Results are
+    remembered (family pages print the same amounts thousands of times), except
+    for zero: 0.0 and -0.0 are equal keys that print differently.
     """
     if type(x) is not float and type(x) is not int:
         return None
-    key = (x, places)
-    if x:  # 0.0 and -0.0 are equal keys with different signs: never share them
-        try:
-            return _FIXED[key]
-        except KeyError:
-            pass
-    out = _FIXED[key] = _digits(x, places)
-    if len(_FIXED) > 200_000:
-        _FIXED.clear()
-    return out
-
-
-_FIXED: dict[tuple, tuple[str, str] | None] = {}
+    return _digits(x, places) if x == 0 else _remembered_digits(x, places)
 
 
 def _digits(x: float, places: int) -> tuple[str, str] | None:
@@ -75,6 +66,9 @@ def _digits(x: float, places: int) -> tuple[str, str] | None:
     else:
         frac = frac.ljust(places, "0")
     return sign, f"{int(whole):,}" + ("." + frac if places else "")
+
+
+_remembered_digits = functools.lru_cache(maxsize=200_000)(_digits)
 
 
 def number(x: float, places: int = 0) -> str:
@@ -185,29 +179,20 @@ FILTERS = {
 }
 
 
-_CELLS: dict = {}
-
-
 def cell(value, kind: str = "text") -> str:
     """Format one table cell by its column's format name ('usd', 'num2', 'text', ...).
 
-    Results are remembered per (type, value, format): family pages repeat the
-    same budgets and prices thousands of times, and Decimal rounding was the
-    largest formatting cost in the 10,000-page profile.
+    Results are remembered per value, its type and the format: family pages
+    repeat the same budgets and prices thousands of times. Zero (0.0 and -0.0
+    are equal keys that may print differently) and unhashable values are
+    formatted every time.
     """
-    if value == 0:  # 0.0 and -0.0 are equal keys but may format differently: never share them
+    if value == 0:
         return _cell(value, kind)
-    key = (type(value), value, kind)
     try:
-        return _CELLS[key]
-    except KeyError:
-        pass
-    except TypeError:  # an unhashable value: format it every time
+        return _remembered_cell(value, kind)
+    except TypeError:  # unhashable
         return _cell(value, kind)
-    text = _CELLS[key] = _cell(value, kind)
-    if len(_CELLS) > 200_000:
-        _CELLS.clear()
-    return text
 
 
 def _cell(value, kind: str) -> str:
@@ -218,3 +203,6 @@ def _cell(value, kind: str) -> str:
     if kind.startswith("num"):
         return number(value, int(kind[3:] or 0))
     return FILTERS[kind](value)
+
+
+_remembered_cell = functools.lru_cache(maxsize=200_000, typed=True)(_cell)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
 import json
 import re
@@ -28,24 +29,13 @@ class RenderProblem(Exception):
 
 
 def md_escape(value: Any) -> str:
-    """Escape a data string so Markdown shows it literally, on one line.
-
-    Strings are remembered: a family's pages repeat the same names, labels and
-    sources thousands of times, and this ran about 70 times a page.
-    """
-    if type(value) is str:
-        try:
-            return _MD_ESCAPED[value]
-        except KeyError:
-            pass
-        if len(_MD_ESCAPED) > 100_000:
-            _MD_ESCAPED.clear()
-        out = _MD_ESCAPED[value] = MD_SPECIAL.sub(r"\\\1", " ".join(value.split()))
-        return out
-    return MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    """Escape a data string so Markdown shows it literally, on one line."""
+    return _md_escape_text(str(value))
 
 
-_MD_ESCAPED: dict[str, str] = {}
+@functools.lru_cache(maxsize=100_000)  # about 70 calls a family page, on a few hundred distinct strings
+def _md_escape_text(text: str) -> str:
+    return MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
 def md_cell(value: Any) -> str:
@@ -184,7 +174,8 @@ class Markdown:
     def __init__(self) -> None:
         self._md = MarkdownIt("zero")
         self._md.enable_many(MARKDOWN_RULES)
-        self._rendered: dict[str, str] = {}
+        # a family's pages share whole paragraphs: render each distinct text once
+        self._raw = functools.lru_cache(maxsize=20_000)(self._md.render)
 
     def render(self, source: str, env: dict | None = None) -> str:
         """HTML for `source`; heading ids stay unique across calls that share `env`."""
@@ -198,11 +189,7 @@ class Markdown:
             used.add(anchor)
             return f'<h{m.group(1)} id="{anchor}">{m.group(2)}</h{m.group(1)}>'
 
-        html = self._rendered.get(source)
-        if html is None:  # a family's pages share whole paragraphs: render each distinct text once
-            if len(self._rendered) > 20_000:
-                self._rendered.clear()
-            html = self._rendered[source] = self._md.render(source)
+        html = self._raw(source)
         return HEADING_RE.sub(heading, html) if "<h" in html else html
 
 
