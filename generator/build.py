@@ -52,10 +52,10 @@ class PageInfo:
 _JOB: dict = {}
 
 
-def _task(task: int) -> tuple:
-    """One unit of work for a worker: article `task`, or listing page `-1 - task` when negative."""
-    if task >= 0:
-        info, problems = _render_one(task)
+def _task(task: int | tuple[int, str | None]) -> tuple:
+    """One unit of work for a worker: (article index, its fingerprint if known), or listing `-1 - task`."""
+    if isinstance(task, tuple):
+        info, problems = _render_one(*task)
         if info is not None:
             info.article = None  # the main process has the article: do not send it (and its family's doc) back
         return info, problems
@@ -64,7 +64,7 @@ def _task(task: int) -> tuple:
     return [(f"{listing.slug}/index.html", html), (f"{listing.slug}/{table.id}.csv", table_csv(table))], []
 
 
-def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
+def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None, list[str]]:
     """Context, page, and every file of article i; or the problems that stopped it."""
     catalog, renderer, arts = _JOB["catalog"], _JOB["renderer"], _JOB["articles"]
     art = arts[i]
@@ -102,7 +102,7 @@ def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
         out,
         list(ctx.providers),
         [i.what for i in ctx.inputs if not (i.source or "").strip()],
-        fingerprints.of(art) if fingerprints is not None else None,
+        fingerprint or (fingerprints.of(art) if fingerprints is not None else None),
     )
     return info, []
 
@@ -122,7 +122,7 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
     return min(jobs, count)
 
 
-def _page_results(pages: list[int], pool, workers: int, progress: Callable[[int], None] | None) -> Iterator:
+def _page_results(pages: list[tuple], pool, workers: int, progress: Callable[[int], None] | None) -> Iterator:
     """Each page's result in order, from this process or from the pool of forked workers."""
     if pool is None:
         items = map(_task, pages)
@@ -193,6 +193,7 @@ def render_site(
         pool = stack.enter_context(mp.get_context("fork").Pool(workers)) if workers > 1 else None
         stack.callback(_JOB.clear)
         pending = [pool.apply_async(_task, (-1 - k,)) for k in range(len(listings))] if pool else []
+        known: dict[int, str | None] = {}
         for i, art in enumerate(articles):
             fp = fingerprints.of(art) if saved else None
             if fp is not None:
@@ -213,8 +214,10 @@ def render_site(
                             files.keep(rel)
                         continue
             todo.append(i)
+            known[i] = fp  # computed here already: the worker need not digest the page again
         tick = progress(len(todo), workers) if progress and todo else None
-        for i, (info, found) in zip(todo, _page_results(todo, pool, workers, tick), strict=True):
+        tasks = [(i, known[i]) for i in todo]
+        for i, (info, found) in zip(todo, _page_results(tasks, pool, workers, tick), strict=True):
             problems.extend(p for p in found if p not in problems)
             if info is not None:
                 info.article = articles[i]
