@@ -201,8 +201,14 @@ class Publisher:
             os.makedirs(parent, exist_ok=True)
             self._made.add(parent)
         try:
-            with open(target, "wb") as fh:
-                fh.write(data)
+            # three system calls a file where open() makes six (fstat, ioctl, lseek): 60,000 files a large build
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
         except OSError as exc:
             self.abort()
             raise BuildError(f"cannot write the new site beside {self.out}: {exc}") from None
