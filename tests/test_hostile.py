@@ -156,3 +156,36 @@ def test_svg_charts_stay_well_formed(hostile, slug):
     for path in svgs:
         root = ET.fromstring(path.read_bytes())
         assert not root.findall(".//{http://www.w3.org/2000/svg}script")
+
+
+class _Shown:
+    def __html__(self) -> str:
+        return "<i>already safe</i>"
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize("value", [EVIL, FAQ_EVIL, "", "plain", 5, 2.5, None, _Shown(), _Text("<&>"), ["<x>"]])
+def test_output_escape_writes_what_markupsafe_escape_writes(value):
+    from markupsafe import escape
+
+    from generator.render import output_escape
+
+    assert output_escape(value) == str(escape(value))
+
+
+def test_autoescaped_templates_escape_output_once():
+    """Captured blocks and macros are escaped when written, not again when their result is written."""
+    from generator.render import _Environment
+
+    env = _Environment(autoescape=True)
+    source = (
+        "{{ x }}|{% set y %}<{{ x }}>{% endset %}{{ y }}|{% macro m(a) %}[{{ a }}]{% endmacro %}{{ m(x) }}"
+        "|{{ x | upper }}|{% autoescape false %}{{ x }}{% endautoescape %}"
+    )
+    shown = env.from_string(source).render(x="<a href='x'>&\"")
+    esc = "&lt;a href=&#39;x&#39;&gt;&amp;&#34;"
+    upper = "&lt;A HREF=&#39;X&#39;&gt;&amp;&#34;"
+    assert shown == f"{esc}|<{esc}>|[{esc}]|{upper}|<a href='x'>&\""
