@@ -189,3 +189,23 @@ def test_autoescaped_templates_escape_output_once():
     esc = "&lt;a href=&#39;x&#39;&gt;&amp;&#34;"
     upper = "&lt;A HREF=&#39;X&#39;&gt;&amp;&#34;"
     assert shown == f"{esc}|<{esc}>|[{esc}]|{upper}|<a href='x'>&\""
+
+
+def test_dotted_names_read_dict_items_first_and_stay_sandboxed():
+    import jinja2
+    from jinja2.sandbox import SecurityError
+
+    from generator.render import _Environment, _Sandbox
+
+    class Row:
+        name = "attribute"
+
+    values = {"d": {"items": "the item", "name": "n"}, "o": Row(), "e": {}}
+    for env in (_Environment(undefined=jinja2.StrictUndefined), _Sandbox(undefined=jinja2.StrictUndefined)):
+        assert env.from_string("{{ d.items }}|{{ d.name }}|{{ o.name }}|{{ e.items is defined }}").render(values) == (
+            "the item|n|attribute|True"
+        )
+        with pytest.raises(jinja2.UndefinedError):
+            env.from_string("{{ d.missing }}").render(values)
+    with pytest.raises(SecurityError):
+        _Sandbox().from_string("{{ d.__class__.__mro__ }}").render(values)
