@@ -163,13 +163,17 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
     # one tuple each for the whole family: pages share them (and the page cache digests them once)
     tags, sources, faq = (tuple(fam.data[k] or ()) for k in ("tags", "sources", "faq"))
     articles = []
+    lists: dict[tuple, list[dict]] = {}
     for r in fitting:
         places = {k: r[k] for k in PLACES}
         group = groups[(r["model"], r["method"])]
         # Only what the page shows travels with it: copying every neighbour into every page
         # made memory and time grow with the square of the family size.
-        shown = [n for n in group[: NEIGHBOURS_SHOWN + 1] if n["key"] != r["key"]][:NEIGHBOURS_SHOWN]
-        neighbours = [cards[n["key"]] for n in shown]
+        shown = tuple(n["key"] for n in group[: NEIGHBOURS_SHOWN + 1] if n["key"] != r["key"])[:NEIGHBOURS_SHOWN]
+        # A group's pages show one of a few lists: share each (the page cache digests it once).
+        neighbours = lists.get(shown)
+        if neighbours is None:
+            neighbours = lists[shown] = [cards[key] for key in shown]
         cheaper = bisect.bisect_left(rounded[(r["model"], r["method"])], round(r["cost_with_startup"], 2))
         params = {
             **p,

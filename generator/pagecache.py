@@ -39,6 +39,8 @@ class Fingerprints:
         self.base = _digest(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
         self._providers: dict[tuple[str, object], tuple[str, bool]] = {}
         self._shared: dict[tuple, str] = {}
+        self._offers: dict[tuple, str] = {}
+        self._reprs: dict[int, tuple[object, str]] = {}
 
     def _provider(self, offer_key: str, as_of) -> str:
         """What a page reads of its provider's prices.
@@ -78,9 +80,41 @@ class Fingerprints:
         return _digest(
             shared,
             repr((art.file, art.title, art.slug, art.date, art.description, art.tags, art.prices_as_of)),
-            repr(sorted(p.items(), key=lambda kv: kv[0])),
-            self._provider(str(p.get("offer", "")), art.prices_as_of),
+            self._params(p),
+            self._offer(str(p.get("offer", "")), art.prices_as_of),
         )
+
+    def _offer(self, offer_key: str, as_of) -> str:
+        key = (offer_key, as_of)
+        found = self._offers.get(key)
+        if found is None:
+            found = self._offers[key] = self._provider(offer_key, as_of)
+        return found
+
+    def _params(self, params: dict) -> str:
+        """The page's parameters as text; containers that pages share are turned into text once.
+
+        A family's pages share their parameter lists and, within a group, the list
+        of neighbours they show (floats in repr were most of a fingerprint's cost).
+        Each shared object is held with its text, so its id cannot be reused.
+        """
+        parts = []
+        for name in sorted(params):
+            value = params[name]
+            if isinstance(value, dict):  # the page's own neighbours record: its lists are shared
+                text = "{" + ", ".join(f"{k!r}: {self._shared_repr(v)}" for k, v in value.items()) + "}"
+            else:
+                text = self._shared_repr(value)
+            parts.append(f"{name!r}: {text}")
+        return ", ".join(parts)
+
+    def _shared_repr(self, value) -> str:
+        if not isinstance(value, (list, tuple)):
+            return repr(value)
+        found = self._reprs.get(id(value))
+        if found is None:
+            found = self._reprs[id(value)] = (value, repr(value))
+        return found[1]
 
 
 def _digest(*parts: str) -> str:
