@@ -91,33 +91,8 @@ def _linear_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def lines(fig: dict, chart_id: str, title: str) -> str:
-    """Line chart on log, linear or date axes, with a legend under the plot."""
-    layout = fig["layout"]
-    xtype, ytype = layout["xaxis"].get("type", "linear"), layout["yaxis"].get("type", "linear")
-    traces = fig["data"]
-    series = [(t["name"], t["x"], t["y"], t["line"]["color"]) for t in traces]
-
-    def xval(v):
-        return dt.date.fromisoformat(v).toordinal() if xtype == "date" else float(v)
-
-    xs = [xval(x) for _, xx, _, _ in series for x in xx]
-    ys = [float(y) for _, _, yy, _ in series for y in yy]
-    left, right, top, plot_h = 80, 24, 50, 300
-    plot_w = WIDTH - left - right
-    if xtype == "log":
-        xticks = _log_ticks(min(xs), max(xs))
-    elif xtype == "date":
-        xticks = sorted(set(xs))
-    else:
-        xticks = _linear_ticks(min(xs), max(xs))
-    if ytype == "log":
-        yticks = _log_ticks(min(y for y in ys if y > 0), max(ys))
-    else:
-        yticks = _linear_ticks(0 if layout["yaxis"].get("rangemode") == "tozero" else min(ys), max(ys))
-    x0, x1 = min(xticks[0], min(xs)), max(xticks[-1], max(xs))
-    y0, y1 = min(yticks[0], min(ys)), max(yticks[-1], max(ys))
-
+def _scales(xtype, ytype, x0, x1, y0, y1, left, top, plot_w, plot_h):
+    """Data to SVG coordinates along each axis."""
     if xtype == "log":
         lx0, xspan = math.log10(x0), math.log10(x1) - math.log10(x0) or 1
     if ytype == "log":
@@ -133,11 +108,20 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
             return top + plot_h - plot_h * (math.log10(v) - ly0) / yspan
         return top + plot_h - plot_h * (v - y0) / ((y1 - y0) or 1)
 
+    return tx, ty
+
+
+@functools.lru_cache(maxsize=1024)  # a family's charts share their axes: draw each distinct set once
+def _axes(xtype, ytype, xticks, yticks, bounds, dollars, xtitle, ytitle) -> tuple[str, ...]:
+    """Grid lines, tick labels and axis titles of a line chart."""
+    left, right, top, plot_h = LINES_BOX
+    plot_w = WIDTH - left - right
+    tx, ty = _scales(xtype, ytype, *bounds, left, top, plot_w, plot_h)
     body = []
     for v in yticks:
         y = ty(v)
         body.append(f"<line x1='{left}' y1='{_n(y)}' x2='{left + plot_w}' y2='{_n(y)}' stroke='#dddddd'/>")
-        label = fmt.usd(v, 0 if v >= 1 else 2) if layout["yaxis"].get("tickprefix") == "$" else fmt.number(v, 0)
+        label = fmt.usd(v, 0 if v >= 1 else 2) if dollars else fmt.number(v, 0)
         body.append(_text(left - 6, y + 4, label, size=12, anchor="end", color="#555b61"))
     for v in xticks:
         x = tx(v)
@@ -150,25 +134,53 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
         body.append(f"<line x1='{_n(x)}' y1='{top + plot_h}' x2='{_n(x)}' y2='{top + plot_h + 5}' stroke='#555b61'/>")
         body.append(_text(x, top + plot_h + 20, label, size=12, anchor="middle", color="#555b61"))
     body.append(f"<line x1='{left}' y1='{top + plot_h}' x2='{left + plot_w}' y2='{top + plot_h}' stroke='#555b61'/>")
-    body.append(
-        _text(
-            left + plot_w / 2,
-            top + plot_h + 40,
+    body.append(_text(left + plot_w / 2, top + plot_h + 40, xtitle, size=12, anchor="middle", color="#555b61"))
+    body.append(_text(18, top + plot_h / 2, ytitle, size=12, anchor="middle", color="#555b61", rotate=-90))
+    return tuple(body)
+
+
+# left margin, right margin, top margin, plot height of a line chart
+LINES_BOX = (80, 24, 50, 300)
+
+
+def lines(fig: dict, chart_id: str, title: str) -> str:
+    """Line chart on log, linear or date axes, with a legend under the plot."""
+    layout = fig["layout"]
+    xtype, ytype = layout["xaxis"].get("type", "linear"), layout["yaxis"].get("type", "linear")
+    traces = fig["data"]
+    series = [(t["name"], t["x"], t["y"], t["line"]["color"]) for t in traces]
+
+    def xval(v):
+        return dt.date.fromisoformat(v).toordinal() if xtype == "date" else float(v)
+
+    xs = [xval(x) for _, xx, _, _ in series for x in xx]
+    ys = [float(y) for _, _, yy, _ in series for y in yy]
+    left, right, top, plot_h = LINES_BOX
+    plot_w = WIDTH - left - right
+    if xtype == "log":
+        xticks = _log_ticks(min(xs), max(xs))
+    elif xtype == "date":
+        xticks = sorted(set(xs))
+    else:
+        xticks = _linear_ticks(min(xs), max(xs))
+    if ytype == "log":
+        yticks = _log_ticks(min(y for y in ys if y > 0), max(ys))
+    else:
+        yticks = _linear_ticks(0 if layout["yaxis"].get("rangemode") == "tozero" else min(ys), max(ys))
+    x0, x1 = min(xticks[0], min(xs)), max(xticks[-1], max(xs))
+    y0, y1 = min(yticks[0], min(ys)), max(yticks[-1], max(ys))
+
+    tx, ty = _scales(xtype, ytype, x0, x1, y0, y1, left, top, plot_w, plot_h)
+    body = list(
+        _axes(
+            xtype,
+            ytype,
+            tuple(xticks),
+            tuple(yticks),
+            (x0, x1, y0, y1),
+            layout["yaxis"].get("tickprefix") == "$",
             layout["xaxis"]["title"]["text"],
-            size=12,
-            anchor="middle",
-            color="#555b61",
-        )
-    )
-    body.append(
-        _text(
-            18,
-            top + plot_h / 2,
             layout["yaxis"]["title"]["text"],
-            size=12,
-            anchor="middle",
-            color="#555b61",
-            rotate=-90,
         )
     )
 
