@@ -42,8 +42,9 @@ class Files:
         """A file that stays exactly as the output folder has it (an incremental build did not re-render it)."""
         self.add(rel, None)
 
-    def add(self, rel: str, data: bytes | None) -> None:
-        parts = check_path(rel)
+    def add(self, rel: str, data: bytes | None, checked: bool = False) -> None:
+        """Take one file; `checked` when check_path already passed it (a worker's Publisher.store)."""
+        parts = rel.split("/") if checked else check_path(rel)
         if rel in self._files:
             raise BuildError(f"two pages want the same output path: {rel}")
         if rel in self._folders:
@@ -192,6 +193,7 @@ class Publisher:
         self.changed: list[str] = []
         self.added: list[str] = []
         self.unchanged: list[str] = []
+        self._outcomes = {"added": self.added, "changed": self.changed, "unchanged": self.unchanged}
         self._made: set[str] = set()
 
     def _write(self, rel: str, data: bytes) -> None:
@@ -233,8 +235,9 @@ class Publisher:
         return "changed"
 
     def record(self, rel: str, status: str) -> None:
-        self._paths.add(rel, None)
-        {"added": self.added, "changed": self.changed, "unchanged": self.unchanged}[status].append(rel)
+        """Note the outcome of `store` for one file (`store` checked the path)."""
+        self._paths.add(rel, None, checked=True)
+        self._outcomes[status].append(rel)
 
     def add(self, rel: str, data: bytes | None) -> None:
         self.record(rel, self.store(rel, data))
