@@ -193,7 +193,7 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
     diff = sink.finish()
     pagecache.save(out, result.cache or {})
     if digest is not None:
-        state.record(out, digest, result.warnings)
+        state.record(out, digest, result.warnings, sink.folder_stats())
     written = len(diff.changed) + len(diff.added)
     slugs = {p.article.slug for p in result.pages}
     pages_written = len({rel.split("/")[0] for rel in diff.changed + diff.added} & slugs)

@@ -94,8 +94,12 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
 PLACES = ("model", "model_name", "method", "method_name", "provider", "provider_name", "gpu", "gpu_name", "count")
 
 
+SLUG_GAPS = re.compile(r"[^a-z0-9]+")
+
+
 def _slug(text: str) -> str:
-    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", text.lower())).strip("-")
+    # one dash per run of other characters, dashes included: no double dash can remain
+    return SLUG_GAPS.sub("-", text.lower()).strip("-")
 
 
 def family_grid(cat: Catalog, fam: Family) -> pd.DataFrame:

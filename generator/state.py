@@ -100,9 +100,13 @@ def unchanged(out: Path, digest: str) -> tuple[int, list[str]] | None:
     return sum(entry[2] for entry in folders.values()), [str(w) for w in warnings]
 
 
-def record(out: Path, digest: str, warnings: list[str] = ()) -> None:
-    """Remember this build's inputs, warnings and the output folder it left; best effort."""
-    write_json(state_path(out), {"inputs": digest, "folders": output_stats(out), "warnings": list(warnings)})
+def record(out: Path, digest: str, warnings: list[str] = (), folders: dict | None = None) -> None:
+    """Remember this build's inputs, warnings and the output folder it left; best effort.
+
+    `folders` is output_stats(out) when the caller already knows it (the Publisher does).
+    """
+    folders = output_stats(out) if folders is None else folders
+    write_json(state_path(out), {"inputs": digest, "folders": folders, "warnings": list(warnings)})
 
 
 def write_json(path: Path, data) -> None:

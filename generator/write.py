@@ -64,6 +64,14 @@ class Files:
     def names(self) -> set[str]:
         return set(self._files)
 
+    def folders(self) -> dict[str, int]:
+        """Every folder the files need, as state.output_stats names it ('.', 'a/', 'a/b/'), and its file count."""
+        counts = dict.fromkeys([".", *(f"{folder}/" for folder in self._folders)], 0)
+        for rel in self._files:
+            folder = rel.rpartition("/")[0]
+            counts[f"{folder}/" if folder else "."] += 1
+        return counts
+
     def __len__(self) -> int:
         return len(self._files)
 
@@ -247,6 +255,23 @@ class Publisher:
 
     def abort(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
+
+    def folder_stats(self) -> dict[str, list[int]] | None:
+        """After `finish`: what state.output_stats would read from the output folder, from a stat per folder.
+
+        The published tree holds exactly the files recorded here, so only each
+        folder's inode and mtime need the file system (a walk of 10,000 folders
+        took 0.13 s at the end of every large build). None if a folder is gone.
+        """
+        base = os.fspath(self.out)
+        stats = {}
+        try:
+            for folder, files in self._paths.folders().items():
+                st = os.stat(base if folder == "." else f"{base}/{folder}")
+                stats[folder] = [st.st_ino, st.st_mtime_ns, files]
+        except OSError:
+            return None
+        return dict(sorted(stats.items()))
 
     def finish(self) -> Diff:
         """Swap the new site in; write nothing when it equals the published one."""

@@ -98,6 +98,18 @@ def test_noop_build_stops_early_and_notices_changes(tmp_path):
     assert run_cli(*args(content, out, "--check")).exit_code == 1
 
 
+def test_recorded_folder_stats_are_what_a_walk_of_the_site_reads(tmp_path):
+    """The build records folder stats from what it published; the no-op check walks the folder."""
+    from generator import state
+
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out)).exit_code == 0
+    recorded = json.loads(state.state_path(out).read_text())["folders"]
+    walked = state.output_stats(out)
+    assert recorded == walked and walked["."][2] >= 5 and any(k.endswith("/") for k in walked)
+
+
 def test_noop_build_repeats_the_warnings(tmp_path):
     """Unchanged inputs warn as before, so a scheduled build's log never hides a warning."""
     content = make_content(tmp_path, {"notes.txt": "a stray file"})
