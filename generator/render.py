@@ -254,8 +254,13 @@ def output_escape(value: Any) -> str:
         if html is not None:
             return html()
         value = str(value)
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return value.replace("'", "&#39;").replace('"', "&#34;")
+    return _escape_text(value)
+
+
+@functools.lru_cache(maxsize=65_536)  # titles, descriptions and labels come back on every page of a family
+def _escape_text(text: str) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("'", "&#39;").replace('"', "&#34;")
 
 
 class _OutputEscape(CodeGenerator):
