@@ -222,23 +222,6 @@ class _FlatGlobals:
     def make_globals(self, d):
         return {**self.globals, **(d or {})}
 
-    def getattr(self, obj, attribute):
-        """`x.y` on a plain dict reads its item first.
-
-        Jinja tries the attribute first and the item after a raised
-        AttributeError; page values are mostly dicts, so that was an exception
-        for every `page.url` or `offer.setup` (about a hundred a family page).
-        An item is always allowed, in the sandbox too; a dict whose key shadows
-        a dict method (`items`, `keys`) now gives the item, which is what a
-        template writer means by it.
-        """
-        if type(obj) is dict:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return self._getattr(obj, attribute)
-
 
 def output_escape(value: Any) -> str:
     """What markupsafe.escape makes of a value, as a plain str rather than a new Markup object.
@@ -285,10 +268,15 @@ class _Environment(_FlatGlobals, jinja2.Environment):
     output_escape = staticmethod(output_escape)
 
     def getattr(self, obj, attribute):
-        """The same rule as the sandbox's, with Jinja's own lookup written inline.
+        """`x.y` on a plain dict reads its item first; otherwise Jinja's order, written inline.
 
-        Tables ask each column for its key, format and alignment on every row:
-        about 300 lookups a family page, where a second call per lookup showed.
+        Jinja tries the attribute first and the item after a raised
+        AttributeError; page values are mostly dicts, so that was an exception
+        for every `page.url` or `offer.setup` (about a hundred a family page),
+        and tables ask each column for its key, format and alignment on every
+        row (about 300 lookups a page, where a second call per lookup showed).
+        A dict whose key shadows a dict method (`items`, `keys`) gives the item,
+        which is what a template writer means by it.
         """
         if type(obj) is dict:
             try:
@@ -306,7 +294,14 @@ class _Environment(_FlatGlobals, jinja2.Environment):
 
 
 class _Sandbox(_FlatGlobals, SandboxedEnvironment):
-    _getattr = SandboxedEnvironment.getattr
+    def getattr(self, obj, attribute):
+        """The same dict-first rule (an item is always allowed); the rest goes through the sandbox's checks."""
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return SandboxedEnvironment.getattr(self, obj, attribute)
 
 
 class Renderer:
