@@ -206,6 +206,8 @@ def render_site(
         # The pool forks before the page cache is read, so a large listing renders while this
         # process checks which pages can be kept, and then beside the pages that cannot.
         pool = stack.enter_context(mp.get_context("fork").Pool(workers)) if workers > 1 else None
+        if pool is not None and sink is not None:
+            sink.start_flushing()  # after the fork: a thread is not copied into the workers
         stack.callback(_JOB.clear)
         pending = [pool.apply_async(_task, (-1 - k,)) for k in range(len(listings))] if pool else []
         known: dict[int, str | None] = {}

@@ -126,3 +126,28 @@ def test_interrupted_fallback_restores_the_old_site(tmp_path, sites):
     assert result.exit_code == 1
     assert tree(out) == old_tree
     assert not (tmp_path / ".site.old").exists() and not (tmp_path / ".site.staging").exists()
+
+
+def test_background_flushes_stop_with_the_publisher(tmp_path, monkeypatch):
+    """Large builds flush written files while rendering; finish and abort stop the thread first."""
+    import threading
+    import time
+
+    from generator import write
+
+    calls = []
+    monkeypatch.setattr(write.os, "sync", lambda: calls.append(1))
+    monkeypatch.setattr(write.Publisher, "FLUSH_EVERY", 0.01)
+    out = tmp_path / "site"
+    for ending in ("finish", "abort"):
+        publisher = write.Publisher(out)
+        publisher.start_flushing()
+        publisher.add("index.html", b"<p>new</p>")
+        deadline = time.monotonic() + 5
+        while not calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert calls, "the background thread never flushed"
+        getattr(publisher, ending)()
+        assert not any(t.name == "costpress-flush" for t in threading.enumerate())
+        calls.clear()
+    assert (out / "index.html").read_bytes() == b"<p>new</p>"  # finished once, then an aborted build left it
