@@ -158,17 +158,18 @@ def reusable(entry: dict | None, fingerprint: str, out: Path) -> bool:
     return True
 
 
-def figures_of(out: Path, slug: str) -> str | None:
-    """A page's entry in site/figures.json, read back from its own figures.json."""
+def figures_of(out: Path, slug: str) -> bytes | None:
+    """A page's entry in site/figures.json (UTF-8), read back from its own figures.json."""
     try:  # plain strings: Path objects cost more than the read for 10,000 small files
-        with open(f"{os.fspath(out)}/{slug}/figures.json", encoding="utf-8") as fh:
-            text = fh.read()
+        with open(f"{os.fspath(out)}/{slug}/figures.json", "rb") as fh:
+            data = fh.read()
+        data.decode("utf-8")  # a page whose file is not text any more is rendered again
     except (OSError, ValueError):
         return None
-    head, tail = '{"articles": {\n', "\n}}\n"
-    if not (text.startswith(head) and text.endswith(tail)):
+    head, tail = b'{"articles": {\n', b"\n}}\n"
+    if not (data.startswith(head) and data.endswith(tail)):
         return None
-    return text[len(head) : -len(tail)]
+    return data[len(head) : -len(tail)]
 
 
 def entry(fingerprint: str, info, sizes: dict[str, int]) -> dict:
