@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterator
@@ -317,19 +318,30 @@ _enc = json_encoder()
 def figures_chunk(slug: str, title: str, figures, prices_checked) -> str:
     """One article's entry in figures.json: every figure it shows, sorted, one per line.
 
-    The list is encoded by the C JSON encoder in one call (an indent would force
-    the slow pure-Python one, which dominated the profile of a 1,000-page
-    build), then broken into lines between figures: the text between two
-    figures, `}, {"id": `, cannot occur inside one, where a quote is escaped.
+    Each line is what json.dumps(sort_keys=True, ensure_ascii=False,
+    allow_nan=False) writes for the figure's {"id", "inputs", "unit", "value"},
+    put together from the C string escaper and float's repr (what the encoder
+    itself calls): a third faster than building a dict per figure and
+    encoding the list, and no indent (which would force the slow pure-Python
+    encoder).
     """
-    ordered = sorted(figures, key=lambda f: f.id)
-    encoded = _enc([{"id": f.id, "inputs": list(f.inputs), "unit": f.unit, "value": f.value} for f in ordered])
-    lines = "   " + encoded[1:-1].replace('}, {"id": ', '},\n   {"id": ') if ordered else ""
+    lines = ",\n   ".join(map(_figure_line, sorted(figures, key=lambda f: f.id)))
     checked = _enc([d.isoformat() for d in prices_checked])
     return (
-        f' {_enc(slug)}: {{\n  "figures": [\n{lines}\n  ],\n'
+        f' {_enc(slug)}: {{\n  "figures": [\n{"   " if lines else ""}{lines}\n  ],\n'
         f'  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'
     )
+
+
+_string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C function json uses
+
+
+def _figure_line(f) -> str:
+    value = f.value
+    # a finite float is written as its repr; anything else (NaN raises) as the encoder writes it
+    number = float.__repr__(value) if type(value) is float and value - value == 0 else _enc(value)
+    inputs = "[" + ", ".join(map(_string, f.inputs)) + "]" if f.inputs else "[]"
+    return f'{{"id": {_string(f.id)}, "inputs": {inputs}, "unit": {_string(f.unit)}, "value": {number}}}'
 
 
 FIGURES_HEAD, FIGURES_TAIL = b'{"articles": {\n', b"\n}}\n"

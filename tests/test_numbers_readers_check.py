@@ -186,3 +186,36 @@ def test_sources_block_lists_every_input(site):
     ]:
         items = [" ".join(li.get_text(" ").split()) for li in site.html(slug).select("section.sources li")]
         assert any(i.startswith(expected) for i in items), expected
+
+
+def test_figures_json_entry_is_what_json_dumps_writes():
+    """Each figure line is built by hand for speed; it must be exactly json.dumps of the figure."""
+    from generator.build import figures_chunk
+    from generator.model import Figure
+
+    hostile = 'q"uote \\ back\\slash </script> \u2028 \x01 ünï 🙂'
+    figures = [
+        Figure("table.b.10M tokens.hours", 0.1 + 0.2, "hours"),
+        Figure(hostile, -0.0, hostile, (hostile, "input.a")),
+        Figure("input.tiny", 5e-324, "USD"),
+        Figure("input.huge", 1.7976931348623157e308, "USD"),
+        Figure("count", 7, "number"),
+        Figure("a.first", 1e16, "USD", ("x",)),
+    ]
+    chunk = figures_chunk("a-slug", hostile, figures, [dt.date(2026, 11, 30)])
+    lines = chunk.split("\n")
+    expected = [
+        json.dumps(
+            {"id": f.id, "inputs": list(f.inputs), "unit": f.unit, "value": f.value},
+            sort_keys=True,
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+        for f in sorted(figures, key=lambda f: f.id)
+    ]
+    assert [line.strip().rstrip(",") for line in lines[2:-4]] == expected
+    assert json.loads("{" + chunk + "}")["a-slug"]["title"] == hostile
+    with pytest.raises(ValueError):
+        figures_chunk("s", "t", [Figure("nan", float("nan"), "USD")], [])
+    with pytest.raises(ValueError):
+        figures_chunk("s", "t", [Figure("inf", float("inf"), "USD")], [])
