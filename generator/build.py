@@ -344,9 +344,6 @@ def _figure_line(f) -> str:
     return f'{{"id": {_string(f.id)}, "inputs": {inputs}, "unit": {_string(f.unit)}, "value": {number}}}'
 
 
-FIGURES_HEAD, FIGURES_TAIL = b'{"articles": {\n', b"\n}}\n"
-
-
 def figures_doc(chunks: list[bytes]) -> bytes:
     """figures.json from article entries (UTF-8) already sorted by slug.
 
@@ -354,4 +351,4 @@ def figures_doc(chunks: list[bytes]) -> bytes:
     pages) is one join of bytes rather than a join, a concatenation and an
     encoding of text.
     """
-    return b"".join((FIGURES_HEAD, b",\n".join(chunks), FIGURES_TAIL))
+    return b"".join((pagecache.FIGURES_HEAD, b",\n".join(chunks), pagecache.FIGURES_TAIL))

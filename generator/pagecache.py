@@ -51,6 +51,9 @@ class Fingerprints:
         parameters carry it). With two or more snapshots the page draws a
         price-history chart from all of them, so all of them count.
         """
+        found = self._offers.get((offer_key, as_of))  # pages share offers: each is digested once
+        if found is not None:
+            return found
         provider = offer_key.split(":", 1)[0]
         key = (provider, as_of)
         if key not in self._providers:
@@ -59,7 +62,9 @@ class Fingerprints:
             shown = snaps if history else [dataclasses.replace(s, offers=()) for s in snaps]
             self._providers[key] = (_digest(repr(shown)), history)
         digest, history = self._providers[key]
-        return digest if history else _digest(digest, repr(self.catalog.offer(offer_key, as_of)))
+        found = digest if history else _digest(digest, repr(self.catalog.offer(offer_key, as_of)))
+        self._offers[(offer_key, as_of)] = found
+        return found
 
     def of(self, art: Article) -> str | None:
         if art.kind != "setup" or not isinstance(art.params, dict):
@@ -81,15 +86,8 @@ class Fingerprints:
             shared,
             repr((art.file, art.title, art.slug, art.date, art.description, art.tags, art.prices_as_of)),
             self._params(p),
-            self._offer(str(p.get("offer", "")), art.prices_as_of),
+            self._provider(str(p.get("offer", "")), art.prices_as_of),
         )
-
-    def _offer(self, offer_key: str, as_of) -> str:
-        key = (offer_key, as_of)
-        found = self._offers.get(key)
-        if found is None:
-            found = self._offers[key] = self._provider(offer_key, as_of)
-        return found
 
     def _params(self, params: dict) -> str:
         """The page's parameters as text; containers that pages share are turned into text once.
@@ -158,6 +156,10 @@ def reusable(entry: dict | None, fingerprint: str, out: Path) -> bool:
     return True
 
 
+# What a figures.json holds around its article entries (build.figures_doc writes it, figures_of reads it).
+FIGURES_HEAD, FIGURES_TAIL = b'{"articles": {\n', b"\n}}\n"
+
+
 def figures_of(out: Path, slug: str) -> bytes | None:
     """A page's entry in site/figures.json (UTF-8), read back from its own figures.json."""
     try:  # plain strings: Path objects cost more than the read for 10,000 small files
@@ -166,10 +168,9 @@ def figures_of(out: Path, slug: str) -> bytes | None:
         data.decode("utf-8")  # a page whose file is not text any more is rendered again
     except (OSError, ValueError):
         return None
-    head, tail = b'{"articles": {\n', b"\n}}\n"
-    if not (data.startswith(head) and data.endswith(tail)):
+    if not (data.startswith(FIGURES_HEAD) and data.endswith(FIGURES_TAIL)):
         return None
-    return data[len(head) : -len(tail)]
+    return data[len(FIGURES_HEAD) : -len(FIGURES_TAIL)]
 
 
 def entry(fingerprint: str, info, sizes: dict[str, int]) -> dict:
