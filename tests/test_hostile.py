@@ -209,3 +209,65 @@ def test_dotted_names_read_dict_items_first_and_stay_sandboxed():
             env.from_string("{{ d.missing }}").render(values)
     with pytest.raises(SecurityError):
         _Sandbox().from_string("{{ d.__class__.__mro__ }}").render(values)
+
+
+def test_calls_in_templates_behave_as_in_jinja():
+    """Built-in methods are called directly; anything else still goes through Jinja's context call."""
+    import datetime as dt
+
+    import jinja2
+
+    from generator.render import _Environment
+
+    @jinja2.pass_context
+    def seen(ctx, name):
+        return ctx[name]
+
+    values = {"day": dt.date(2026, 11, 30), "seen": seen, "who": "<b>", "stop": next, "empty": iter(())}
+    source = "{{ day.isoformat() }}|{{ seen('who') }}|{{ 'a,b'.split(',') | join('+') }}|{{ stop(empty) is defined }}"
+    ours = _Environment(autoescape=True).from_string(source).render(values)
+    assert ours == jinja2.Environment(autoescape=True).from_string(source).render(values)
+    assert ours == "2026-11-30|&lt;b&gt;|a+b|False"
+
+
+def test_templates_load_once_and_extends_still_works(tmp_path):
+    import jinja2
+
+    from generator.render import _Environment
+
+    (tmp_path / "base.html").write_text("[{% block b %}{% endblock %}]")
+    (tmp_path / "page.html").write_text("{% extends 'base.html' %}{% block b %}{{ x }}{% endblock %}")
+    env = _Environment(loader=jinja2.FileSystemLoader(str(tmp_path)), auto_reload=False)
+    assert env.get_template("page.html") is env.get_template("page.html")
+    assert env.get_template("page.html").render(x="<") == "[<]"
+    with pytest.raises(jinja2.TemplateNotFound):
+        env.get_template("missing.html")
+
+
+@pytest.mark.parametrize("text", ['a"b\\c', "x\u2028y\u2029", "café <&>", "\x85\x7f", "\ufeffbom", "tab\tnew\nline"])
+def test_yaml_str_is_json_with_yaml_breaks_escaped(text):
+    import json
+    import re
+
+    import yaml
+
+    from generator.render import yaml_str
+
+    expected = re.sub(
+        "[\x7f-\x9f\u2028\u2029\ufeff]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False)
+    )
+    assert yaml_str(text) == expected
+    assert yaml.safe_load(f"k: {yaml_str(text)}")["k"] == text
+
+
+def test_number_filters_return_markup_and_page_links_refuse_bad_slugs():
+    from markupsafe import Markup
+
+    from generator.render import _safe_filters
+
+    filters = _safe_filters()
+    shown = filters["usd"](1234.5)
+    assert type(shown) is Markup and shown == "$1,234.50"
+    assert filters["page_link"]("a-b") == "../a-b/index.html"
+    with pytest.raises(ValueError, match="not a page slug"):
+        filters["page_link"]("../etc")
