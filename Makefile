@@ -11,6 +11,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q generator  # an editable install is not compiled; builds would compile it each run
 	touch $(STAMP)
 
 site: $(STAMP)  ## build content/ into site/

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import yaml
 
 from generator import charts, engine
@@ -94,6 +93,8 @@ THROUGHPUT = record(
 
 def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
     """Cost from a published tokens/s figure and an hourly rate."""
+    import pandas as pd  # only the kinds that make frames load it (see engine)
+
     rec = Recorder()
     blocks = Blocks()
     offer = _offer(cat, art, p["offer"], ("offer",))
@@ -316,6 +317,8 @@ FLOPS = record(
 
 def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
     """Cost from operation counts, dense peak and a utilization figure, per setup."""
+    import pandas as pd  # only the kinds that make frames load it (see engine)
+
     rec = Recorder()
     blocks = Blocks()
     model = _lookup(cat.models, p["model"], "model", art, ("model",))
@@ -849,6 +852,8 @@ MARKET = record(
 
 def build_market(cat: Catalog, art: Article, p: dict) -> Context:
     """One run priced at every provider's offers: the cheapest fitting setup per provider and GPU type."""
+    import pandas as pd  # only the kinds that make frames load it (see engine)
+
     rec = Recorder()
     blocks = Blocks()
     model = _lookup(cat.models, p["model"], "model", art, ("model",))
@@ -1087,6 +1092,8 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
     one system's wall time for it. A run on a rented offer of the same GPU type and
     count is priced at the fastest and at the median published time of that type.
     """
+    import pandas as pd  # only the kinds that make frames load it (see engine)
+
     rec = Recorder()
     blocks = Blocks()
     suite = _lookup(cat.suites, p["suite"], "time-to-train suite", art, ("suite",))

@@ -1,15 +1,21 @@
 """The cost engine: pure functions over numbers and pandas frames, no rendering.
 
 Arithmetic is done in float64 on unrounded inputs; rounding happens only when a
-figure is formatted for display.
+figure is formatted for display. pandas is imported by the functions that make
+frames: a site of page families computes its grid on numpy columns and never
+needs it (importing pandas is 0.17 s of a build's start-up).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SECONDS_PER_HOUR = 3600.0
 TERA = 1e12
@@ -59,6 +65,8 @@ def utilization_over_run(ops_per_param, parameters, tokens, peak_tflops, hours):
 
 def time_spread(results: pd.DataFrame, by: str, column: str = "minutes") -> pd.DataFrame:
     """Per group: how many results, and the fastest, median and slowest value of a time column."""
+    import pandas as pd
+
     grouped = results.groupby(by, sort=True)[column]
     out = pd.DataFrame(
         {"systems": grouped.size(), "fastest": grouped.min(), "median": grouped.median(), "slowest": grouped.max()}
@@ -81,6 +89,25 @@ def break_even_hours(reference_hours, price_ratio):
     return reference_hours * price_ratio
 
 
+def flop_costs(ops_per_param, parameters, tokens, peak_tflops, utilization, usd_per_hour, startup_hours=0.0) -> dict:
+    """Hours and costs of runs from operation counts, element by element (arrays or numbers).
+
+    hours = ops × params × tokens / (peak × utilization × 3600); training_cost =
+    hours × price; startup_cost = startup × price; cost_with_startup = (hours +
+    startup) × price; usd_per_million = training_cost / tokens × 10⁶.
+    """
+    hours = flop_hours(ops_per_param, parameters, tokens, peak_tflops, utilization)
+    price = np.asarray(usd_per_hour, float)
+    training = run_cost(hours, price)
+    return {
+        "hours": hours,
+        "training_cost": training,
+        "startup_cost": startup_hours * price,
+        "cost_with_startup": run_cost(hours, price, startup_hours),
+        "usd_per_million": cost_per_million(training, np.asarray(tokens, float)),
+    }
+
+
 def flop_grid(
     setups: pd.DataFrame,
     tokens: Sequence[float],
@@ -91,29 +118,25 @@ def flop_grid(
 
     `setups` needs the columns ops_per_param, parameters, peak_tflops and
     usd_per_hour (whole setup). Returns one row per combination with hours,
-    training_cost, cost_with_startup and usd_per_million.
+    training_cost, startup_cost, cost_with_startup and usd_per_million.
     """
+    import pandas as pd
+
     axis = pd.DataFrame({"tokens": np.asarray(tokens, float)})
     grid = setups.merge(axis, how="cross")
     utils = np.atleast_1d(np.asarray(utilization, float))
     grid = grid.merge(pd.DataFrame({"utilization": utils}), how="cross")
-    grid["hours"] = flop_hours(
-        grid["ops_per_param"].to_numpy(float),
-        grid["parameters"].to_numpy(float),
-        grid["tokens"].to_numpy(float),
-        grid["peak_tflops"].to_numpy(float),
-        grid["utilization"].to_numpy(float),
-    )
-    price = grid["usd_per_hour"].to_numpy(float)
-    grid["training_cost"] = run_cost(grid["hours"].to_numpy(), price)
-    grid["startup_cost"] = startup_hours * price
-    grid["cost_with_startup"] = run_cost(grid["hours"].to_numpy(), price, startup_hours)
-    grid["usd_per_million"] = cost_per_million(grid["training_cost"].to_numpy(), grid["tokens"])
+    columns = ("ops_per_param", "parameters", "tokens", "peak_tflops", "utilization", "usd_per_hour")
+    costs = flop_costs(*(grid[c].to_numpy(float) for c in columns), startup_hours)
+    for name, values in costs.items():
+        grid[name] = values
     return grid
 
 
 def throughput_grid(runs: pd.DataFrame, tokens: Sequence[float]) -> pd.DataFrame:
     """Every measured run × token count: hours and cost from tokens_per_second and usd_per_hour."""
+    import pandas as pd
+
     axis = pd.DataFrame({"tokens": np.asarray(tokens, float)})
     grid = runs.merge(axis, how="cross")
     grid["hours"] = throughput_hours(grid["tokens"], grid["tokens_per_second"].astype(float))
@@ -136,3 +159,8 @@ def leaders(frame: pd.DataFrame, column: str, places: int = 2, lowest: bool = Tr
 def rank(frame: pd.DataFrame, column: str, key: str = "key") -> pd.DataFrame:
     """Sort by a column with a stable tie-break on the key column."""
     return frame.sort_values([column, key], kind="mergesort").reset_index(drop=True)
+
+
+def rank_rows(rows: list[dict], column: str, key: str = "key") -> list[dict]:
+    """`rank` for a list of row dicts: by a column (NaN last, as pandas sorts), ties broken by the key."""
+    return sorted(rows, key=lambda r: (math.isnan(r[column]), r[column], r[key]))

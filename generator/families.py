@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
+import numpy as np
 
 from generator import engine
 from generator.articles import NEIGHBOURS_SHOWN
@@ -102,8 +102,13 @@ def _slug(text: str) -> str:
     return SLUG_GAPS.sub("-", text.lower()).strip("-")
 
 
-def family_grid(cat: Catalog, fam: Family) -> pd.DataFrame:
-    """Every model × method × offer of the family, with fit and reference-run cost, in one pass."""
+def family_grid(cat: Catalog, fam: Family) -> list[dict]:
+    """Every model × method × offer of the family, with fit and reference-run cost, in one pass, ranked.
+
+    The costs are computed on numpy columns by the engine's flop_costs (what
+    engine.flop_grid computes for a frame), so a site of families never loads
+    pandas.
+    """
     axes, p = fam.data["axes"], fam.data["params"]
     rows = []
     for i, model_id in enumerate(axes["models"]):
@@ -123,28 +128,30 @@ def family_grid(cat: Catalog, fam: Family) -> pd.DataFrame:
                     continue
                 for offer in snap.offers:
                     row = setup_row(cat, model, method, offer)
-                    rows.append({**row, "key": f"{model_id}/{row['key']}"})
+                    row["key"] = f"{model_id}/{row['key']}"
+                    rows.append(row)
     if not rows:
-        return pd.DataFrame()
-    grid = engine.flop_grid(pd.DataFrame(rows), [p["reference_tokens"]], p["utilization"], p["startup_hours"])
+        return []
+    tokens, util = float(p["reference_tokens"]), float(p["utilization"])
+    inputs = ("ops_per_param", "parameters", "peak_tflops", "usd_per_hour")
+    ops, params, peak, price = (np.array([r[c] for r in rows], float) for c in inputs)
+    costs = engine.flop_costs(ops, params, tokens, peak, util, price, p["startup_hours"])
+    columns = {name: np.broadcast_to(values, (len(rows),)).tolist() for name, values in costs.items()}
     pattern = fam.data["page"]["slug"]
-    grid["slug"] = [
-        _slug(pattern.format(**dict(zip(PLACES, values, strict=True)))) if fits else None
-        for fits, *values in zip(grid["fits"].tolist(), *(grid[k].tolist() for k in PLACES), strict=True)
-    ]
-    return engine.rank(grid, "usd_per_million")
+    for n, row in enumerate(rows):
+        row["tokens"], row["utilization"] = tokens, util
+        for name, values in columns.items():
+            row[name] = values[n]
+        row["slug"] = _slug(pattern.format(**{k: row[k] for k in PLACES})) if row["fits"] else None
+    return engine.rank_rows(rows, "usd_per_million")
 
 
 def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
     """The family's articles (kind 'setup'), and its listing page."""
-    grid = family_grid(cat, fam)
-    if grid.empty:
+    records = family_grid(cat, fam)
+    if not records:
         return [], None
     page, p = fam.data["page"], fam.data["params"]
-    # Once, column by column: DataFrame.to_dict walks pandas' string arrays item by item, 3× slower.
-    columns = list(grid.columns)
-    values = zip(*(grid[c].tolist() for c in columns), strict=True)
-    records = [dict(zip(columns, row, strict=True)) for row in values]
     fitting = [r for r in records if r["fits"]]
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in fitting:
@@ -208,15 +215,13 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
             )
         )
     listing = fam.data["listing"]
-    # pandas turns the missing slugs of non-fitting rows into NaN: put None back
-    rows = [r if r["fits"] else {**r, "slug": None} for r in records]
     return articles, Listing(
         fam,
         listing["slug"],
         listing["title"],
         listing["description"],
         fam.data["date"],
-        rows,
-        sorted({r["checked"] for r in rows}),
+        records,
+        sorted({r["checked"] for r in records}),
         tuple(fam.data["tags"] or ()),
     )

@@ -7,8 +7,8 @@ import html as html_lib
 import json
 import re
 from collections.abc import Callable
-from datetime import date
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 

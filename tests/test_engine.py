@@ -62,3 +62,26 @@ def test_grid_is_every_combination():
 def test_leaders_detects_ties_at_display_precision():
     frame = pd.DataFrame({"key": ["x", "y", "z"], "v": [1.004, 1.001, 2.0]})
     assert engine.leaders(frame, "v")["key"].tolist() == ["x", "y"]
+
+
+def test_flop_costs_on_plain_columns_follow_the_formula():
+    import numpy as np
+
+    costs = engine.flop_costs(
+        np.array([6.0, 8.0]), np.array([7e10, 7e10]), 2e7, np.array([989.0, 1979.0]), 0.3, np.array([2.5, 9.0]), 0.25
+    )
+    for i, (ops, peak, price) in enumerate([(6.0, 989.0, 2.5), (8.0, 1979.0, 9.0)]):
+        hours = ops * 7e10 * 2e7 / (peak * 1e12 * 0.3 * 3600)
+        assert costs["hours"][i] == pytest.approx(hours, rel=1e-12)
+        assert costs["training_cost"][i] == pytest.approx(hours * price, rel=1e-12)
+        assert costs["startup_cost"][i] == pytest.approx(0.25 * price, rel=1e-12)
+        assert costs["cost_with_startup"][i] == pytest.approx((hours + 0.25) * price, rel=1e-12)
+        assert costs["usd_per_million"][i] == pytest.approx(hours * price / 2e7 * 1e6, rel=1e-12)
+
+
+def test_rank_rows_sorts_like_rank_on_a_frame():
+    import pandas as pd
+
+    rows = [{"key": k, "v": v} for k, v in [("b", 2.0), ("a", 2.0), ("c", float("nan")), ("d", 1.0)]]
+    assert [r["key"] for r in engine.rank_rows(rows, "v")] == ["d", "a", "b", "c"]
+    assert [r["key"] for r in engine.rank_rows(rows, "v")] == engine.rank(pd.DataFrame(rows), "v")["key"].tolist()

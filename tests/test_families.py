@@ -80,3 +80,22 @@ def test_listing_has_every_combination(site):
     index_links = [a["href"] for a in site.html(".").select(".post-list a")]
     assert f"{LISTING}/index.html" in index_links
     assert not any(h.startswith("llama-3-3-70b-") for h in index_links)  # family pages hang off their listing
+
+
+def test_a_method_without_a_memory_figure_is_listed_not_paged(tmp_path):
+    """Rows with no training-state figure say so (the pandas grid made them NaN and the build crashed)."""
+    from conftest import Built, build, make_content, replace
+
+    content = make_content(
+        tmp_path,
+        {"families/70b-setups.md": replace("methods: [qlora, lora,", "methods: [qlora, lora, lora-no-recompute,")},
+        families=True,
+    )
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 0, result.output
+    rows = Built(out).table(LISTING, "combinations")[1:]
+    missing = [r for r in rows if r[-1] == "no memory figure"]
+    offers = sum(1 for c in combinations() if c["method"] == "qlora")
+    assert len(missing) == offers and all(r[1] == "LoRA, no activation checkpointing" for r in missing)
+    assert len(rows) == len(combinations()) + offers
+    assert not list(out.glob("*lora-no-recompute*"))
