@@ -19,6 +19,7 @@ from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
 from generator.load import Article, Catalog, display_path, load_content
 from generator.render import Renderer, RenderProblem, json_encoder, table_csv
+from generator.workers import Workers
 from generator.write import Files, Publisher
 
 ASSET_FILES = ("style.css",)
@@ -138,16 +139,19 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
     return min(jobs, count)
 
 
-def _page_results(pages: list[tuple], pool, workers: int, progress: Callable[[int], None] | None) -> Iterator:
-    """Each page's result in order, from this process or from the pool of forked workers."""
+def _page_results(pages: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
+    """Each page's result in order, from this process or from the forked workers."""
     if pool is None:
-        items = map(_task, pages)
-    else:
-        items = pool.imap(_task, pages, chunksize=max(1, min(64, len(pages) // (workers * 8))))
-    for item in items:
-        yield item
+        for item in map(_task, pages):
+            yield item
+            if progress:
+                progress(1)
+        return
+    for number in pool.submit(pages, chunksize=max(1, min(64, len(pages) // (len(pool) * 8)))):
+        chunk = pool.results(number)
+        yield from chunk
         if progress:
-            progress(1)
+            progress(len(chunk))
 
 
 # A listing row costs about a fortieth of a page to render: what a listing weighs when choosing a pool.
@@ -206,11 +210,11 @@ def render_site(
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
         # process checks which pages can be kept, and then beside the pages that cannot.
-        pool = stack.enter_context(mp.get_context("fork").Pool(workers)) if workers > 1 else None
+        pool = stack.enter_context(Workers(workers, _task)) if workers > 1 else None
         if pool is not None and sink is not None:
             sink.start_flushing()  # after the fork: a thread is not copied into the workers
         stack.callback(_JOB.clear)
-        pending = [pool.apply_async(_task, (-1 - k,)) for k in range(len(listings))] if pool else []
+        pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
         known: dict[int, str | None] = {}
         for i, art in enumerate(articles):
             fp = fingerprints.of(art) if saved else None
@@ -235,8 +239,9 @@ def render_site(
             known[i] = fp  # computed here already: the worker need not digest the page again
         tick = progress(len(todo), workers) if progress and todo else None
         tasks = [(i, known[i]) for i in todo]
-        for i, (packed, found) in zip(todo, _page_results(tasks, pool, workers, tick), strict=True):
-            problems.extend(p for p in found if p not in problems)
+        for i, (packed, found) in zip(todo, _page_results(tasks, pool, tick), strict=True):
+            if found:
+                problems.extend(p for p in found if p not in problems)
             if packed is not None:
                 info = rendered[i] = PageInfo.unpacked(articles[i], packed)
                 if sink is not None:
@@ -250,7 +255,10 @@ def render_site(
                 if info.fingerprint is not None:
                     cache_entries[info.article.slug] = pagecache.entry(info.fingerprint, info, sizes)
                 info.files = []  # the bytes live in `files` now
-        listing_files = [job.get()[0] for job in pending] if pool else [_task(-1 - k)[0] for k in range(len(listings))]
+        if pool:
+            listing_files = [pool.results(number)[0][0] for number in pending]
+        else:
+            listing_files = [_task(-1 - k)[0] for k in range(len(listings))]
     for info in cached.values():
         cache_entries[info.article.slug] = saved[info.article.slug]
     pages = [rendered.get(i) or cached[i] for i in range(len(articles)) if i in rendered or i in cached]

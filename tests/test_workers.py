@@ -1,0 +1,48 @@
+"""The forked worker pool: ordered results, errors raised in the main process, no hang on a dead worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from generator.errors import BuildError
+from generator.workers import Workers
+
+
+def square(n: int) -> tuple[int, int]:
+    return n, n * n
+
+
+def fail_on_seven(n: int) -> int:
+    if n == 7:
+        raise ValueError("seven")
+    return n
+
+
+def die_on_five(n: int) -> int:
+    if n == 5:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return n
+
+
+def test_results_come_back_by_chunk_in_task_order():
+    with Workers(2, square) as pool:
+        first = pool.submit([100], 1)
+        numbers = pool.submit(list(range(50)), 4)
+        got = [item for number in numbers for item in pool.results(number)]
+        assert pool.results(first[0]) == [(100, 10_000)]
+    assert got == [(n, n * n) for n in range(50)]
+
+
+def test_an_error_in_a_worker_is_raised_in_the_main_process():
+    with pytest.raises(ValueError, match="seven"), Workers(2, fail_on_seven) as pool:
+        for number in pool.submit(list(range(20)), 3):
+            pool.results(number)
+
+
+def test_a_killed_worker_stops_the_build_instead_of_hanging():
+    with pytest.raises(BuildError, match="worker process stopped"), Workers(2, die_on_five) as pool:
+        for number in pool.submit(list(range(20)), 2):
+            pool.results(number)
