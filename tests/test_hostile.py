@@ -271,3 +271,13 @@ def test_number_filters_return_markup_and_page_links_refuse_bad_slugs():
     assert filters["page_link"]("a-b") == "../a-b/index.html"
     with pytest.raises(ValueError, match="not a page slug"):
         filters["page_link"]("../etc")
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_charts_with_hostile_labels_are_valid_plotly_figures(hostile, slug):
+    from test_charts import check, page_figures
+
+    figures = page_figures((hostile.out / slug / "index.html").read_text())
+    assert figures
+    for fig in figures:
+        check(fig)
