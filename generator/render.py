@@ -22,9 +22,12 @@ from markupsafe import Markup
 
 from generator import formatting
 from generator.articles import Context
+from generator.charts import Shared
 from generator.load import Article, Catalog
 
-BLOCK_RE = re.compile(r"^\[\[(table|chart|code):([a-z0-9-]+)\]\]$", re.M)
+# A block marker on a line of its own. The pattern starts with its literal "[[" (no "^"), so the
+# regex engine jumps from one "[[" to the next; _split_blocks keeps the matches that start a line.
+BLOCK_RE = re.compile(r"\[\[(table|chart|code):([a-z0-9-]+)\]\]$", re.M)
 MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
 
 
@@ -71,6 +74,14 @@ _compact_json = json_encoder(",", ":")
 
 def json_script(data: Any) -> Markup:
     """JSON safe inside <script>: no '<', '>', '&' or line separators in the text."""
+    if type(data) is Shared:  # a chart layout many pages share: written once
+        if data.json is None:
+            data.json = _json_script(data)
+        return data.json
+    return _json_script(data)
+
+
+def _json_script(data: Any) -> Markup:
     text = _compact_json(data)
     for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(ch, esc)
@@ -632,6 +643,8 @@ def _split_blocks(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
     for m in BLOCK_RE.finditer(text):
+        if m.start() and text[m.start() - 1] != "\n":
+            continue
         if text[pos : m.start()].strip():
             out.append(("text", text[pos : m.start()]))
         out.append((m.group(1), m.group(2)))

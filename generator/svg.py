@@ -184,8 +184,11 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
         )
     )
 
+    def coords(xx, yy) -> list[tuple[str, str]]:
+        return [(_n(tx(xval(x))), _n(ty(float(y)))) for x, y in zip(xx, yy, strict=True)]
+
     def points(xx, yy) -> list[str]:
-        return [f"{_n(tx(xval(x)))},{_n(ty(float(y)))}" for x, y in zip(xx, yy, strict=True)]
+        return [f"{x},{y}" for x, y in coords(xx, yy)]
 
     for i, (trace, (_name, xx, yy, color)) in enumerate(zip(traces, series, strict=True)):
         if trace.get("fill") == "tonexty" and i > 0:  # a shaded band between the previous trace and this one
@@ -195,9 +198,11 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
             continue
         if trace["line"].get("width") == 0:
             continue
-        body.append(f"<polyline points='{' '.join(points(xx, yy))}' fill='none' stroke='{color}' stroke-width='2'/>")
-        for x, y in zip(xx, yy, strict=True):
-            body.append(f"<circle cx='{_n(tx(xval(x)))}' cy='{_n(ty(float(y)))}' r='3' fill='{color}'/>")
+        at = coords(xx, yy)  # each point's position, for the line and for its marker
+        body.append(
+            f"<polyline points='{' '.join(f'{x},{y}' for x, y in at)}' fill='none' stroke='{color}' stroke-width='2'/>"
+        )
+        body.extend(f"<circle cx='{x}' cy='{y}' r='3' fill='{color}'/>" for x, y in at)
     legend_top = top + plot_h + 62
     shown = [(t, s) for t, s in zip(traces, series, strict=True) if t.get("showlegend", True)]
     for i, (trace, (name, _, _, color)) in enumerate(shown):

@@ -28,8 +28,8 @@ BUILT = [
 
 
 def check(fig: dict) -> None:
-    """plotly's own validation: an unknown property or a wrong value type raises ValueError."""
-    go.Figure({"data": fig["data"], "layout": fig["layout"]})
+    """plotly's own validation of what plotly.js receives: an unknown property or a wrong type raises ValueError."""
+    go.Figure(json.loads(json.dumps({"data": fig["data"], "layout": fig["layout"]})))
 
 
 def test_the_validation_can_fail():
@@ -76,3 +76,17 @@ def test_plotly_js_is_the_packaged_file():
     from generator.build import plotly_js
 
     assert plotly_js() == plotly.offline.get_plotlyjs().encode("utf-8")
+
+
+def test_a_shared_layout_refuses_changes_and_writes_the_same_json():
+    from generator.render import json_script
+
+    first = charts.lines("a", [("s", [1e6, 1e9], [1.0, 2.0])], "Tokens", "USD")["layout"]
+    second = charts.lines("b", [("t", [1e6, 1e8], [3.0, 4.0])], "Tokens", "USD")["layout"]
+    assert first is second  # the same axes: one object for every page
+    with pytest.raises(TypeError):
+        first["height"] = 1
+    with pytest.raises(TypeError):
+        first["xaxis"]["type"] = "linear"
+    plain = json.loads(json.dumps(first))
+    assert json_script(first) == json_script(plain) == json_script(first)

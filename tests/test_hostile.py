@@ -281,3 +281,31 @@ def test_charts_with_hostile_labels_are_valid_plotly_figures(hostile, slug):
     assert figures
     for fig in figures:
         check(fig)
+
+
+def test_block_markers_count_only_on_a_line_of_their_own():
+    """_split_blocks finds what the line-anchored pattern finds, on texts built to confuse it."""
+    import random
+    import re
+
+    from generator.render import _split_blocks
+
+    anchored = re.compile(r"^\[\[(table|chart|code):([a-z0-9-]+)\]\]$", re.M)
+
+    def expected(text):
+        out, pos = [], 0
+        for m in anchored.finditer(text):
+            if text[pos : m.start()].strip():
+                out.append(("text", text[pos : m.start()]))
+            out.append((m.group(1), m.group(2)))
+            pos = m.end()
+        if text[pos:].strip():
+            out.append(("text", text[pos:]))
+        return out
+
+    parts = ["[[table:a]]", "[[chart:b-c]]", "x[[table:a]]", "[[[table:a]]", "[[table:a]] ", "\n", "text ", "[[tab:a]]"]
+    rng = random.Random(7)
+    for _ in range(5000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 12)))
+        assert _split_blocks(text) == expected(text), repr(text)
+    assert _split_blocks("a\n[[table:t]]\nb") == [("text", "a\n"), ("table", "t"), ("text", "\nb")]
