@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -529,6 +530,8 @@ def main() -> None:
     """Entry point: clean one-line errors for bad input, a traceback only for bugs."""
     try:
         cli.main(prog_name="costpress")
+    except SystemExit as exc:
+        _leave(exc.code)
     except KeyboardInterrupt:
         click.echo("interrupted; the output folder is unchanged.", err=True)
         sys.exit(130)
@@ -538,3 +541,21 @@ def main() -> None:
             "This is a bug in costpress, not in your content. Please report it with the traceback above.", err=True
         )
         sys.exit(2)
+
+
+def _leave(code) -> None:
+    """Exit with click's status once the output is flushed, without tearing down every object.
+
+    A 10,000-page build holds ~200 MB of Python objects that the interpreter
+    would free one by one on the way out (45 ms). Nothing of ours runs at
+    exit: the workers have been joined and every file is written and synced.
+    """
+    if isinstance(code, str):  # how sys.exit reports a message: print it, status 1
+        click.echo(code, err=True)
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe: nothing more can be said
+        pass
+    os._exit(code or 0)

@@ -185,6 +185,18 @@ def test_python_m_generator_help():
     assert done.returncode == 0 and "--check" in done.stdout
 
 
+def test_the_command_exits_with_its_status_and_all_its_output(tmp_path):
+    """The entry point leaves without tearing the interpreter down: output must still be flushed, status kept."""
+    run = [sys.executable, "-m", "generator"]
+    bad = subprocess.run([*run, "build", "--content", str(tmp_path / "none")], capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.endswith("nothing was written.\n")
+    unknown = subprocess.run([*run, "nosuchcommand"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "No such command" in unknown.stderr
+    out = tmp_path / "site"
+    good = subprocess.run([*run, "build", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert good.returncode == 0 and good.stdout.startswith("built ") and good.stdout.endswith(")\n")
+
+
 def rendered_count(output: str) -> int:
     return int(re.search(r"(\d+) rendered", output).group(1))
 
