@@ -9,6 +9,7 @@ needs it (importing pandas is 0.17 s of a build's start-up).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,9 @@ def price_per_pflop_hour(usd_per_hour, peak_tflops):
 
 
 def fits(state_gb, gpu_memory_gb, count):
-    """Whether a setup's total GPU memory holds a method's training state."""
+    """Whether a setup's total GPU memory holds a method's training state: memory × count ≥ state."""
+    if type(gpu_memory_gb) in (int, float) and type(count) is int:  # one setup: float64 math without numpy's call
+        return float(gpu_memory_gb) * count >= state_gb
     return np.asarray(gpu_memory_gb, float) * count >= state_gb
 
 
@@ -163,4 +166,6 @@ def rank(frame: pd.DataFrame, column: str, key: str = "key") -> pd.DataFrame:
 
 def rank_rows(rows: list[dict], column: str, key: str = "key") -> list[dict]:
     """`rank` for a list of row dicts: by a column (NaN last, as pandas sorts), ties broken by the key."""
-    return sorted(rows, key=lambda r: (math.isnan(r[column]), r[column], r[key]))
+    if any(math.isnan(r[column]) for r in rows):
+        return sorted(rows, key=lambda r: (math.isnan(r[column]), r[column], r[key]))
+    return sorted(rows, key=operator.itemgetter(column, key))

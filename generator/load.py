@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -382,7 +383,7 @@ class Offer:
     line: int | None = field(default=None, compare=False)
     gpu_memory_gb: float | None = None  # what the provider's catalog says each GPU has
 
-    @property
+    @functools.cached_property  # a family asks for it twice per combination (16,640 in the benchmark)
     def key(self) -> str:
         return offer_key(self.provider, self.gpu, self.count)
 

@@ -85,3 +85,12 @@ def test_rank_rows_sorts_like_rank_on_a_frame():
     rows = [{"key": k, "v": v} for k, v in [("b", 2.0), ("a", 2.0), ("c", float("nan")), ("d", 1.0)]]
     assert [r["key"] for r in engine.rank_rows(rows, "v")] == ["d", "a", "b", "c"]
     assert [r["key"] for r in engine.rank_rows(rows, "v")] == engine.rank(pd.DataFrame(rows), "v")["key"].tolist()
+
+
+@pytest.mark.parametrize("memory, count, state", [(80, 2, 152), (80.0, 2, 160), (141, 1, 141.0), (80, 1, 80.5)])
+def test_fits_for_one_setup_equals_the_array_form(memory, count, state):
+    import numpy as np
+
+    one = engine.fits(state, memory, count)
+    assert one == (memory * count >= state)
+    assert one == bool(engine.fits(state, np.array([memory]), count)[0])
