@@ -198,6 +198,7 @@ class Publisher:
         self.out = out
         self.have = existing(out)
         self.staging, self.old = _siblings(out)
+        self._base = os.fspath(self.staging)
         self._paths = Files()  # checks every output path; holds no bytes
         self.changed: list[str] = []
         self.added: list[str] = []
@@ -236,11 +237,17 @@ class Publisher:
             self._flusher = None
 
     def _write(self, rel: str, data: bytes) -> None:
-        target = os.path.join(self.staging, rel)
-        parent = os.path.dirname(target)
-        if parent not in self._made:
-            os.makedirs(parent, exist_ok=True)
-            self._made.add(parent)
+        # plain string work: os.path.join/dirname and os.makedirs are Python code, six files a page
+        folder = f"{self._base}/{rel.rpartition('/')[0]}"
+        target = f"{self._base}/{rel}"
+        if folder not in self._made:
+            try:
+                os.mkdir(folder)  # a page's folder: its parent (the staging folder) usually exists
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                os.makedirs(folder, exist_ok=True)
+            self._made.add(folder)
         try:
             # three system calls a file where open() makes six (fstat, ioctl, lseek): 60,000 files a large build
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
