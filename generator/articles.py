@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import yaml
 
 from generator import charts, engine
@@ -987,19 +986,23 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
     util, startup = p["utilization"], p["startup_hours"]
     peak, price = gpu.peak_tflops * offer.count, offer.usd_per_hour
 
+    parameters = float(model.parameters)
+
     def costs(tokens: list[float]) -> list[dict]:
-        # one setup: plain arrays are much cheaper than a frame per page
-        hours = engine.flop_hours(method.ops_per_param, float(model.parameters), np.asarray(tokens, float), peak, util)
-        return [
-            {
-                "tokens": t,
-                "hours": h,
-                "training_cost": engine.run_cost(h, price),
-                "cost_with_startup": engine.run_cost(h, price, startup),
-                "usd_per_million": engine.cost_per_million(engine.run_cost(h, price), t),
-            }
-            for t, h in zip(tokens, hours.tolist(), strict=True)
-        ]
+        # one setup, a few token counts: the engine's one-run arithmetic, no frame or array per page
+        out = []
+        for t in tokens:
+            h = engine.flop_hours(method.ops_per_param, parameters, float(t), peak, util)
+            out.append(
+                {
+                    "tokens": t,
+                    "hours": h,
+                    "training_cost": engine.run_cost(h, price),
+                    "cost_with_startup": engine.run_cost(h, price, startup),
+                    "usd_per_million": engine.cost_per_million(engine.run_cost(h, price), t),
+                }
+            )
+        return out
 
     budgets = costs(p["token_budgets"])
     blocks.add(
@@ -1399,10 +1402,12 @@ def _table_figures(blocks: Blocks) -> list[Figure]:
     tables = list(blocks.tables.values()) + [c.table for c in blocks.charts.values()]
     for table in tables:
         first = table.columns[0]
+        numeric = [(col.key, unit_of(col.fmt)) for col in table.columns[1:] if col.numeric]
         for row in table.rows:
             label = row.get("key") or fmt.cell(row[first.key], first.fmt)
-            for col in table.columns[1:]:
-                value = row.get(col.key)
-                if col.numeric and value is not None:
-                    out.append(Figure(f"table.{table.id}.{label}.{col.key}", float(value), unit_of(col.fmt)))
+            prefix = f"table.{table.id}.{label}."
+            for key, unit in numeric:
+                value = row.get(key)
+                if value is not None:
+                    out.append(Figure(prefix + key, float(value), unit))
     return out

@@ -47,6 +47,8 @@ class PageInfo:
     providers: list[str]
     unsourced: list[str]  # inputs shown without a source
     fingerprint: str | None = None  # for the page cache (family pages, when building into a folder)
+    cache: str | None = None  # the page's page-cache entry as JSON (made by the worker, with the fingerprint)
+    folder: tuple[int, int] | None = None  # its staged folder's inode and mtime, when the worker wrote every file
 
     def packed(self) -> tuple:
         """Everything but the article, as a tuple: what a worker sends back (a tuple pickles in half the time)."""
@@ -58,6 +60,8 @@ class PageInfo:
             self.providers,
             self.unsourced,
             self.fingerprint,
+            self.cache,
+            self.folder,
         )
 
     @classmethod
@@ -108,8 +112,11 @@ def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None
         )
     fingerprints = _JOB.get("fingerprints")
     sink = _JOB.get("sink")
+    folder = None
     if sink is not None:  # write here, in the worker; the main process only records the outcome
         out = [(rel, len(data), sink.store(rel, data)) for rel, data in out]
+        if all(status != "unchanged" for _, _, status in out):
+            folder = sink.folder_stat(slug)
     info = PageInfo(
         art,
         list(ctx.prices_checked),
@@ -119,7 +126,11 @@ def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None
         list(ctx.providers),
         [i.what for i in ctx.inputs if not (i.source or "").strip()],
         fingerprint or (fingerprints.of(art) if fingerprints is not None else None),
+        folder=folder,
     )
+    if info.fingerprint is not None:  # the page-cache entry, encoded here rather than in the main process
+        sizes = {rel: size for rel, size, _ in out} if sink is not None else {rel: len(data) for rel, data in out}
+        info.cache = pagecache.entry_json(info.fingerprint, info, sizes)
     return info, []
 
 
@@ -205,7 +216,7 @@ def render_site(
     weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
     workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
-    cache_entries: dict[str, dict] = {}
+    cache_entries: dict[str, dict | str] = {}  # saved entries as dicts, new ones as JSON text
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
         # process checks which pages can be kept, and then beside the pages that cannot.
@@ -246,13 +257,13 @@ def render_site(
                 if sink is not None:
                     for rel, _size, status in info.files:
                         sink.record(rel, status)
-                    sizes = {rel: size for rel, size, _ in info.files}
+                    if info.folder is not None:
+                        sink.seen(f"{info.article.slug}/", info.folder)
                 else:
                     for rel, data in info.files:
                         files.add(rel, data)
-                    sizes = {rel: len(data) for rel, data in info.files}
-                if info.fingerprint is not None:
-                    cache_entries[info.article.slug] = pagecache.entry(info.fingerprint, info, sizes)
+                if info.cache is not None:
+                    cache_entries[info.article.slug] = info.cache
                 info.files = []  # the bytes live in `files` now
         if pool:
             listing_files = [pool.results(number)[0][0] for number in pending]

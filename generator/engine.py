@@ -30,6 +30,10 @@ def throughput_hours(tokens, tokens_per_second):
 
 def flop_hours(ops_per_param, parameters, tokens, peak_tflops, utilization):
     """Setup-hours from operation count: ops × params × tokens / (peak × utilization × 3600)."""
+    if type(tokens) is float and type(peak_tflops) in (int, float):
+        # one run: the same float64 operations in the same order, without numpy's per-call cost
+        ops = float(ops_per_param) * parameters * tokens
+        return ops / (float(peak_tflops) * TERA * utilization * SECONDS_PER_HOUR)
     ops = np.multiply(np.multiply(np.asarray(ops_per_param, float), parameters), tokens)
     return ops / (np.asarray(peak_tflops, float) * TERA * utilization * SECONDS_PER_HOUR)
 

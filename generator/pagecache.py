@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from generator.load import Article, Catalog
-from generator.state import write_json
+from generator.state import write_text
 
 VERSION = 1
 
@@ -184,13 +184,25 @@ def entry(fingerprint: str, info, sizes: dict[str, int]) -> dict:
     }
 
 
+def entry_json(fingerprint: str, info, sizes: dict[str, int]) -> str:
+    """`entry` as the JSON `save` writes for it: workers encode their pages' entries in parallel."""
+    return _encode(entry(fingerprint, info, sizes))
+
+
+_encode = json.JSONEncoder(sort_keys=True).encode
+
+
 def dates(entry: dict) -> list[dt.date]:
     return [dt.date.fromisoformat(d) for d in entry["prices_checked"]]
 
 
-def save(out: Path, pages: dict) -> None:
-    """Write the cache for the site just published; best effort."""
-    write_json(cache_path(out), {"version": VERSION, "pages": pages})
+def save(out: Path, pages: dict[str, dict | str]) -> None:
+    """Write the cache for the site just published (entries as dicts, or as JSON a worker made); best effort."""
+    body = ", ".join(
+        f"{_encode(slug)}: {entry if isinstance(entry, str) else _encode(entry)}"
+        for slug, entry in sorted(pages.items())
+    )
+    write_text(cache_path(out), f'{{"pages": {{{body}}}, "version": {VERSION}}}')
 
 
 def forget(out: Path) -> None:

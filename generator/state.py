@@ -111,9 +111,14 @@ def record(out: Path, digest: str, warnings: list[str] = (), folders: dict | Non
 
 def write_json(path: Path, data) -> None:
     """Replace a cache file in one step (a reader sees the old or the new one); best effort."""
+    write_text(path, json.dumps(data, sort_keys=True))
+
+
+def write_text(path: Path, text: str) -> None:
+    """write_json for text that is already JSON."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
         pass

@@ -110,6 +110,23 @@ def test_recorded_folder_stats_are_what_a_walk_of_the_site_reads(tmp_path):
     assert recorded == walked and walked["."][2] >= 5 and any(k.endswith("/") for k in walked)
 
 
+def test_folder_stats_read_by_workers_match_a_walk_cold_and_incremental(tmp_path):
+    """With a pool, page folders a worker wrote whole are stat'ed by the worker; the record must still match."""
+    from generator import state
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    first = run_cli(*args(content, out, "--jobs", "2"))
+    assert first.exit_code == 0 and "(2 workers)" in first.output, first.output
+    assert json.loads(state.state_path(out).read_text())["folders"] == state.output_stats(out)
+    snap = content / "prices" / "runpod" / "2026-11-29.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
+    again = run_cli(*args(content, out, "--jobs", "2"))  # neighbours' pages: new HTML, same CSV and SVG files
+    assert again.exit_code == 0 and 0 < rendered_count(again.output) < rendered_count(first.output), again.output
+    assert json.loads(state.state_path(out).read_text())["folders"] == state.output_stats(out)
+    assert run_cli(*args(content, out, "--jobs", "2")).output.startswith("nothing to build")
+
+
 def test_noop_build_repeats_the_warnings(tmp_path):
     """Unchanged inputs warn as before, so a scheduled build's log never hides a warning."""
     content = make_content(tmp_path, {"notes.txt": "a stray file"})

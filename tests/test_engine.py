@@ -94,3 +94,18 @@ def test_fits_for_one_setup_equals_the_array_form(memory, count, state):
     one = engine.fits(state, memory, count)
     assert one == (memory * count >= state)
     assert one == bool(engine.fits(state, np.array([memory]), count)[0])
+
+
+def test_flop_hours_for_one_run_equals_the_array_form_exactly():
+    import random
+
+    import numpy as np
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        ops, params = rng.choice([2, 6, 8, 6.5]), rng.choice([7e10, 70_553_706_496, 8.03e9])
+        tokens, peak, util = rng.uniform(1e5, 1e12), rng.choice([989, 1979.0, 312.5, 4500]), rng.uniform(0.05, 0.9)
+        one = engine.flop_hours(ops, params, tokens, peak, util)
+        assert type(one) is float
+        assert one == float(engine.flop_hours(ops, params, np.asarray([tokens]), peak, util)[0])
+        assert one == pytest.approx(ops * params * tokens / (peak * 1e12 * util * 3600), rel=1e-12)
