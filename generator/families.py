@@ -83,11 +83,14 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
         data = validate(doc, doc.data, FAMILY)
         if data is None or any(v is None for k, v in data.items() if k not in ("tags", "faq", "sources")):
             continue
+        unknown = False
         for key in ("slug", "title", "description"):
             for name in PLACEHOLDER_RE.findall(data["page"][key]):
                 if name not in PLACES:
                     doc.problem(("page", key), f"unknown placeholder {{{name}}}; known: {', '.join(PLACES)}")
-        out.append(Family(path.stem, doc.file, doc, data, body, body_line))
+                    unknown = True
+        if not unknown:  # a family with an unknown placeholder is not expanded: its problem is reported
+            out.append(Family(path.stem, doc.file, doc, data, body, body_line))
     return out
 
 
@@ -142,7 +145,7 @@ def family_grid(cat: Catalog, fam: Family) -> list[dict]:
         row["tokens"], row["utilization"] = tokens, util
         for name, values in columns.items():
             row[name] = values[n]
-        row["slug"] = _slug(pattern.format(**{k: row[k] for k in PLACES})) if row["fits"] else None
+        row["slug"] = _slug(pattern.format_map(row)) if row["fits"] else None
     return engine.rank_rows(rows, "usd_per_million")
 
 
@@ -175,12 +178,14 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
     tags, sources, faq = (tuple(fam.data[k] or ()) for k in ("tags", "sources", "faq"))
     articles = []
     lists: dict[tuple, list[dict]] = {}
+    # The cheapest few keys of each group: a page shows them, less its own.
+    tops = {g: tuple(n["key"] for n in rows[: NEIGHBOURS_SHOWN + 1]) for g, rows in groups.items()}
     for r in fitting:
-        places = {k: r[k] for k in PLACES}
         group = groups[(r["model"], r["method"])]
         # Only what the page shows travels with it: copying every neighbour into every page
         # made memory and time grow with the square of the family size.
-        shown = tuple(n["key"] for n in group[: NEIGHBOURS_SHOWN + 1] if n["key"] != r["key"])[:NEIGHBOURS_SHOWN]
+        top = tops[(r["model"], r["method"])]
+        shown = tuple(k for k in top if k != r["key"])[:NEIGHBOURS_SHOWN] if r["key"] in top else top[:NEIGHBOURS_SHOWN]
         # A group's pages show one of a few lists: share each (the page cache digests it once).
         neighbours = lists.get(shown)
         if neighbours is None:
@@ -197,10 +202,10 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
         articles.append(
             Article(
                 file=fam.file,
-                title=page["title"].format(**places),
+                title=page["title"].format_map(r),  # the record holds every placeholder (checked on load)
                 slug=r["slug"],
                 date=fam.data["date"],
-                description=page["description"].format(**places),
+                description=page["description"].format_map(r),
                 kind="setup",
                 tags=tags,
                 prices_as_of=None,

@@ -21,6 +21,7 @@ def apply_case(case: dict, tmp: Path) -> Path:
     if case.get("delete"):
         target.unlink()
     elif "text" in case:
+        target.parent.mkdir(parents=True, exist_ok=True)  # e.g. families/, which tests leave out
         target.write_text(case["text"])
     elif "bytes_repeat" in case:
         chunk, times = case["bytes_repeat"]
