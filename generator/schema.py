@@ -128,13 +128,16 @@ def _parse(text: str, display: str, line_offset: int, loader_class) -> Doc:
     return doc
 
 
+STR_TAG = "tag:yaml.org,2002:str"
+
+
 def _construct(node: yaml.Node, path: Path_, loader: yaml.SafeLoader, doc: Doc) -> Any:
     doc.lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             try:
-                key = loader.construct_object(key_node, deep=True)
+                key = key_node.value if key_node.tag == STR_TAG else loader.construct_object(key_node, deep=True)
             except (ValueError, yaml.YAMLError):
                 key = key_node.value
             if not isinstance(key, str):
@@ -150,6 +153,8 @@ def _construct(node: yaml.Node, path: Path_, loader: yaml.SafeLoader, doc: Doc) 
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, path + (i,), loader, doc) for i, item in enumerate(node.value)]
+    if node.tag == STR_TAG:  # what the constructor returns for a string: its text (most scalars are strings)
+        return node.value
     try:
         return loader.construct_object(node, deep=True)
     except ValueError as exc:  # e.g. 2026-02-30 matches the timestamp pattern
