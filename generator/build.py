@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import multiprocessing as mp
+import operator
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -355,7 +357,7 @@ def figures_chunk(slug: str, title: str, figures, prices_checked) -> str:
     encoding the list, and no indent (which would force the slow pure-Python
     encoder).
     """
-    lines = ",\n   ".join(map(_figure_line, sorted(figures, key=lambda f: f.id)))
+    lines = ",\n   ".join(map(_figure_line, sorted(figures, key=_by_id)))
     checked = _enc([d.isoformat() for d in prices_checked])
     return (
         f' {_enc(slug)}: {{\n  "figures": [\n{"   " if lines else ""}{lines}\n  ],\n'
@@ -366,12 +368,20 @@ def figures_chunk(slug: str, title: str, figures, prices_checked) -> str:
 _string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C function json uses
 
 
+_by_id = operator.attrgetter("id")
+
+
 def _figure_line(f) -> str:
     value = f.value
     # a finite float is written as its repr; anything else (NaN raises) as the encoder writes it
     number = float.__repr__(value) if type(value) is float and value - value == 0 else _enc(value)
-    inputs = "[" + ", ".join(map(_string, f.inputs)) + "]" if f.inputs else "[]"
-    return f'{{"id": {_string(f.id)}, "inputs": {inputs}, "unit": {_string(f.unit)}, "value": {number}}}'
+    return _figure_head(f.id, f.unit, tuple(f.inputs)) + number + "}"
+
+
+@functools.lru_cache(maxsize=16_384)  # a family's pages show figures of the same ids, units and inputs
+def _figure_head(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
+    shown = "[" + ", ".join(map(_string, inputs)) + "]" if inputs else "[]"
+    return f'{{"id": {_string(fid)}, "inputs": {shown}, "unit": {_string(unit)}, "value": '
 
 
 def figures_doc(chunks: list[bytes]) -> bytes:
