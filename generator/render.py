@@ -380,6 +380,8 @@ class _Environment(_KeptTemplates, _FlatGlobals, jinja2.Environment):
 
 
 class _Sandbox(_FlatGlobals, SandboxedEnvironment):
+    context_class = _Context  # the sandbox checks a callable before the context calls it
+
     def getattr(self, obj, attribute):
         """The same dict-first rule (an item is always allowed); the rest goes through the sandbox's checks."""
         if type(obj) is dict:

@@ -228,6 +228,10 @@ def test_calls_in_templates_behave_as_in_jinja():
     ours = _Environment(autoescape=True).from_string(source).render(values)
     assert ours == jinja2.Environment(autoescape=True).from_string(source).render(values)
     assert ours == "2026-11-30|&lt;b&gt;|a+b|False"
+    from generator.render import _Sandbox
+
+    sandboxed = "{{ day.isoformat() }}|{{ 'a,b'.split(',') | join('+') }}|{{ stop(empty) is defined }}"
+    assert _Sandbox().from_string(sandboxed).render(values, empty=iter(())) == "2026-11-30|a+b|False"
 
 
 def test_templates_load_once_and_extends_still_works(tmp_path):
