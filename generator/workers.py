@@ -44,6 +44,7 @@ class Workers:
         try:
             for _ in range(count):
                 reader, writer = ctx.Pipe(duplex=False)
+                _widen(writer)
                 proc = ctx.Process(target=_serve, args=(func, self._tasks, writer), daemon=True)
                 proc.start()
                 writer.close()  # the worker holds the only write end: its exit shows as end of file
@@ -120,6 +121,19 @@ class Workers:
             self.close()
         else:
             self.terminate()
+
+
+def _widen(conn: mpc.Connection) -> None:
+    """Let a results pipe hold a whole chunk (~300 KB) so a worker hands it over without waiting for a read."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):  # not Linux, or above the system's limit: the default works
+        pass
+
+
+PIPE_BYTES = 1 << 20
 
 
 def _serve(func: Callable[[Any], Any], tasks, results: mpc.Connection) -> None:
