@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
 import importlib.util
 import json
@@ -75,12 +76,34 @@ class PageInfo:
 _JOB: dict = {}
 
 
-def _task(task: int | tuple[int, str | None]) -> tuple:
-    """One unit of work for a worker: (article index, its fingerprint if known), or listing `-1 - task`."""
+@dataclass
+class _SiteFiles:
+    """A task: the index, feed, sitemap and 404 page, from each published page's article index and price dates."""
+
+    pages: list[tuple[int, list[int]]]  # (article index, ordinals of the dates its prices were checked)
+
+
+def _site_files(task: _SiteFiles) -> dict[str, bytes]:
+    """What `render_index` and `render_site_files` make, in a worker that already holds every article.
+
+    A worker renders them while the main process writes figures.json and
+    checks for warnings: the end of a large build runs on both cores.
+    """
+    arts, renderer, listings = _JOB["articles"], _JOB["renderer"], _JOB["listings"]
+    pages = [
+        PageInfo(arts[i], [dt.date.fromordinal(d) for d in days], b"", False, [], [], []) for i, days in task.pages
+    ]
+    return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
+
+
+def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
+    """One unit of work for a worker: (article index, its fingerprint if known), listing `-1 - task`, or site files."""
     if isinstance(task, tuple):
         info, problems = _render_one(*task)
         # the main process has the article: do not send it (and its family's doc) back
         return (info.packed() if info is not None else None), problems
+    if isinstance(task, _SiteFiles):
+        return _site_files(task), []
     listing = _JOB["listings"][-1 - task]
     html, table = _JOB["renderer"].render_listing(listing)
     return [(f"{listing.slug}/index.html", html), (f"{listing.slug}/{table.id}.csv", table_csv(table))], []
@@ -271,24 +294,26 @@ def render_site(
             listing_files = [pool.results(number)[0][0] for number in pending]
         else:
             listing_files = [_task(-1 - k)[0] for k in range(len(listings))]
-    for info in cached.values():
-        cache_entries[info.article.slug] = saved[info.article.slug]
-    pages = [rendered.get(i) or cached[i] for i in range(len(articles)) if i in rendered or i in cached]
-    if problems:
-        raise ContentError(problems)
+        for info in cached.values():
+            cache_entries[info.article.slug] = saved[info.article.slug]
+        order = [i for i in range(len(articles)) if i in rendered or i in cached]
+        pages = [rendered.get(i) or cached[i] for i in order]
+        if problems:
+            raise ContentError(problems)
+        site = _SiteFiles([(i, [d.toordinal() for d in p.prices_checked]) for i, p in zip(order, pages, strict=True)])
+        site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
 
-    files.add("index.html", renderer.render_index(pages, listings))
-    for name, data in renderer.render_site_files(pages, listings).items():
-        files.add(name, data)
-    for pair in listing_files:
-        for rel, data in pair:
-            files.add(rel, data)
-    for name in ASSET_FILES + (("sort.js",) if listings else ()):
-        files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
-    if any(page.has_charts for page in pages):
-        files.add("assets/plotly.min.js", plotly_js())
-    files.add("figures.json", figures_doc([p.figures for p in sorted(pages, key=lambda p: p.article.slug)]))
-    found = content_warnings(catalog, pages) + lint_warnings(catalog)
+        for pair in listing_files:
+            for rel, data in pair:
+                files.add(rel, data)
+        for name in ASSET_FILES + (("sort.js",) if listings else ()):
+            files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
+        if any(page.has_charts for page in pages):
+            files.add("assets/plotly.min.js", plotly_js())
+        files.add("figures.json", figures_doc([p.figures for p in sorted(pages, key=lambda p: p.article.slug)]))
+        found = content_warnings(catalog, pages) + lint_warnings(catalog)
+        for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
+            files.add(name, data)
     return Result(catalog, pages, files, found, workers, len(rendered), cache_entries)
 
 

@@ -16,6 +16,7 @@ them in the order they need.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import traceback
@@ -41,6 +42,9 @@ class Workers:
         self._queued = 0  # chunks queued or being worked on
         self._done: dict[int, list] = {}
         self._next = 0
+        # Objects the workers inherit are moved out of the collector's sight while forking: the
+        # workers' collections skip them (and leave their memory pages shared with this process).
+        gc.freeze()
         try:
             for _ in range(count):
                 reader, writer = ctx.Pipe(duplex=False)
@@ -53,6 +57,8 @@ class Workers:
         except BaseException:
             self.terminate()
             raise
+        finally:
+            gc.unfreeze()  # here, in the main process; the workers keep them frozen
 
     def __len__(self) -> int:
         return len(self._procs)
