@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from generator import pagecache, state, svg
 from generator.articles import build_context
@@ -90,10 +91,15 @@ def _site_files(task: _SiteFiles) -> dict[str, bytes]:
     checks for warnings: the end of a large build runs on both cores.
     """
     arts, renderer, listings = _JOB["articles"], _JOB["renderer"], _JOB["listings"]
-    pages = [
-        PageInfo(arts[i], [dt.date.fromordinal(d) for d in days], b"", False, [], [], []) for i, days in task.pages
-    ]
+    pages = [_Listed(arts[i], [dt.date.fromordinal(d) for d in days]) for i, days in task.pages]
     return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
+
+
+class _Listed(NamedTuple):
+    """What the index, feed and sitemap read of a page."""
+
+    article: Article
+    prices_checked: list
 
 
 def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:

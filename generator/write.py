@@ -75,8 +75,8 @@ class Files:
     def folders(self) -> dict[str, int]:
         """Every folder the files need, as state.output_stats names it ('.', 'a/', 'a/b/'), and its file count."""
         counts = dict.fromkeys([".", *(f"{folder}/" for folder in self._folders)], 0)
-        for folder, files in Counter([rel.rpartition("/")[0] for rel in self._files]).items():
-            counts[f"{folder}/" if folder else "."] += files
+        for folder, files in Counter(map(_folder_of, self._files)).items():
+            counts[folder] += files
         return counts
 
     def __len__(self) -> int:
