@@ -64,12 +64,20 @@ class Workers:
         return len(self._procs)
 
     def submit(self, tasks: list, chunksize: int) -> list[int]:
-        """Queue tasks in chunks; returns the chunk numbers, to pass to `results`."""
+        """Queue tasks in chunks; returns the chunk numbers, to pass to `results`.
+
+        Chunks hold `chunksize` tasks until the last few, which shrink with
+        what is left, so the workers run out of work at about the same time
+        (a last chunk of 64 pages kept one worker busy ~50 ms after the other).
+        """
         numbers = []
-        for start in range(0, len(tasks), chunksize):
-            self._waiting.append((self._next, tasks[start : start + chunksize]))
+        start = 0
+        while start < len(tasks):
+            size = max(min(chunksize, 4), min(chunksize, (len(tasks) - start) // (4 * len(self._procs))))
+            self._waiting.append((self._next, tasks[start : start + size]))
             numbers.append(self._next)
             self._next += 1
+            start += size
         self._feed()
         return numbers
 
