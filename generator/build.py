@@ -145,9 +145,7 @@ def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None
     sink = _JOB.get("sink")
     folder = None
     if sink is not None:  # write here, in the worker; the main process only records the outcome
-        out = [(rel, len(data), sink.store(rel, data)) for rel, data in out]
-        if all(status != "unchanged" for _, _, status in out):
-            folder = sink.folder_stat(slug)
+        out, folder = sink.store_page(slug, out)
     info = PageInfo(
         art,
         list(ctx.prices_checked),
