@@ -227,7 +227,7 @@ class Markdown:
         used = (env if env is not None else {}).setdefault("ids", set())
 
         def heading(m: re.Match) -> str:
-            base = slugify(html_lib.unescape(re.sub(r"<[^>]+>", "", m.group(2))))
+            base = _heading_slug(m.group(2))
             anchor, n = base, 2
             while anchor in used:
                 anchor, n = f"{base}-{n}", n + 1
@@ -236,6 +236,11 @@ class Markdown:
 
         html = self._raw(source)
         return HEADING_RE.sub(heading, html) if "<h" in html else html
+
+
+@functools.lru_cache(maxsize=4096)  # a family's pages share their headings
+def _heading_slug(inner_html: str) -> str:
+    return slugify(html_lib.unescape(re.sub(r"<[^>]+>", "", inner_html)))
 
 
 def _markdown() -> Markdown:
@@ -441,28 +446,13 @@ class Renderer:
     def _template_text(
         self, art: Article, source: str, values: dict, where: str, line: int, env: SandboxedEnvironment | None = None
     ) -> str:
-        blocks = values["_blocks"]
-
-        def block(kind: str, store: dict):
-            def call(block_id: str) -> Markup:
-                if block_id not in store:
-                    raise RenderProblem(f"unknown {kind} {block_id!r}; known: {', '.join(sorted(store)) or 'none'}")
-                return Markup(f"\n\n[[{kind}:{block_id}]]\n\n")
-
-            return call
-
-        env_globals = {
-            "table": block("table", blocks.tables),
-            "chart": block("chart", blocks.charts),
-            "code": block("code", blocks.code),
-        }
         try:
             env = env or self.body
             key = (id(env), source)
             template = self._compiled.get(key)
             if template is None:  # pages of one family share their prose: compile it once
                 template = self._compiled[key] = env.from_string(source)
-            return template.render({**values, **env_globals})
+            return template.render(values)
         except jinja2.TemplateSyntaxError as exc:
             raise RenderProblem(
                 f"{art.file}:{line + (exc.lineno or 1) - 1}: {where}: template error: {exc.message}"
@@ -473,9 +463,13 @@ class Renderer:
             raise RenderProblem(f"{at}: {where}: {exc}") from None
 
     def render_article(self, art: Article, ctx: Context) -> Page:
-        values = dict(ctx.values)
-        values["_blocks"] = ctx.blocks
-        values["article"] = {"title": art.title, "date": art.date, "slug": art.slug}
+        # what prose templates see: the context's values, the article, and table()/chart()/code() (made once a page)
+        values = {
+            **ctx.values,
+            "_blocks": ctx.blocks,
+            "article": {"title": art.title, "date": art.date, "slug": art.slug},
+            **_block_markers(ctx.blocks),
+        }
         body_md = self._template_text(art, art.body, values, "body", art.body_line)
         faq = []
         for i, entry in enumerate(art.faq):
@@ -648,6 +642,24 @@ class Renderer:
             "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
             "404.html": self.html.get_template("404.html").render(page={"root": ""}).encode("utf-8"),
         }
+
+
+def _block_markers(blocks) -> dict:
+    """table(), chart() and code() for prose: each puts its block's marker on a line of its own."""
+
+    def block(kind: str, store: dict):
+        def call(block_id: str) -> Markup:
+            if block_id not in store:
+                raise RenderProblem(f"unknown {kind} {block_id!r}; known: {', '.join(sorted(store)) or 'none'}")
+            return Markup(f"\n\n[[{kind}:{block_id}]]\n\n")
+
+        return call
+
+    return {
+        "table": block("table", blocks.tables),
+        "chart": block("chart", blocks.charts),
+        "code": block("code", blocks.code),
+    }
 
 
 def _split_blocks(text: str) -> list[tuple[str, str]]:
