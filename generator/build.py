@@ -37,6 +37,7 @@ class Result:
     workers: int = 1
     rendered: int = 0  # articles rendered this time (the rest kept their files)
     cache: dict | None = None  # page-cache entries for the site just built
+    written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
 
 
 @dataclass
@@ -245,6 +246,7 @@ def render_site(
     weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
     workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
+    written = 0
     cache_entries: dict[str, dict | str] = {}  # saved entries as dicts, new ones as JSON text
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
@@ -284,8 +286,11 @@ def render_site(
             if packed is not None:
                 info = rendered[i] = PageInfo.unpacked(articles[i], packed)
                 if sink is not None:
+                    changed = False
                     for rel, _size, status in info.files:
                         sink.record(rel, status)
+                        changed = changed or status != "unchanged"
+                    written += changed
                     if info.folder is not None:
                         sink.seen(f"{info.article.slug}/", info.folder)
                 else:
@@ -318,7 +323,7 @@ def render_site(
         found = content_warnings(catalog, pages) + lint_warnings(catalog)
         for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
             files.add(name, data)
-    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries)
+    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, written)
 
 
 def plotly_js() -> bytes:

@@ -196,12 +196,11 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
     if digest is not None:
         state.record(out, digest, result.warnings, sink.folder_stats())
     written = len(diff.changed) + len(diff.added)
-    slugs = {p.article.slug for p in result.pages}
-    pages_written = len({rel.split("/")[0] for rel in diff.changed + diff.added} & slugs)
+    pages = len(result.pages)
     click.echo(
-        f"built {len(result.pages)} articles into {out} in {time.perf_counter() - start:.2f} s "
+        f"built {pages} articles into {out} in {time.perf_counter() - start:.2f} s "
         f"({result.workers} worker{'s' if result.workers != 1 else ''}): "
-        f"{result.rendered} rendered, {pages_written} pages written, {len(slugs) - pages_written} unchanged "
+        f"{result.rendered} rendered, {result.written} pages written, {pages - result.written} unchanged "
         f"({written} files written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
     )
 

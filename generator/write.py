@@ -384,7 +384,7 @@ class Publisher:
     def finish(self) -> Diff:
         """Swap the new site in; write nothing when it equals the published one."""
         self._stop_flushing()
-        removed = sorted(set(self.have) - self._paths.names())
+        removed = sorted(rel for rel in self.have if rel not in self._paths)  # no set of every new path
         diff = Diff(sorted(self.changed), sorted(self.added), removed, len(self.unchanged))
         if diff.clean:
             self.abort()
