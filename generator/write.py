@@ -75,8 +75,8 @@ class Files:
     def folders(self) -> dict[str, int]:
         """Every folder the files need, as state.output_stats names it ('.', 'a/', 'a/b/'), and its file count."""
         counts = dict.fromkeys([".", *(f"{folder}/" for folder in self._folders)], 0)
-        for folder, files in Counter(map(_folder_of, self._files)).items():
-            counts[folder] += files
+        for folder, files in Counter([rel.rpartition("/")[0] for rel in self._files]).items():
+            counts[f"{folder}/" if folder else "."] += files  # as _folder_of names it, once per folder
         return counts
 
     def __len__(self) -> int:
@@ -102,9 +102,9 @@ class Diff:
 
     def lines(self) -> list[str]:
         return (
-            [f"changed: {p}" for p in self.changed]
-            + [f"missing: {p}" for p in self.added]
-            + [f"extra:   {p}" for p in self.removed]
+            [f"changed: {p}" for p in sorted(self.changed)]
+            + [f"missing: {p}" for p in sorted(self.added)]
+            + [f"extra:   {p}" for p in sorted(self.removed)]
         )
 
 
@@ -385,7 +385,8 @@ class Publisher:
         """Swap the new site in; write nothing when it equals the published one."""
         self._stop_flushing()
         removed = sorted(rel for rel in self.have if rel not in self._paths)  # no set of every new path
-        diff = Diff(sorted(self.changed), sorted(self.added), removed, len(self.unchanged))
+        # in the order pages came back (fixed by the article order); Diff.lines sorts when printing
+        diff = Diff(self.changed, self.added, removed, len(self.unchanged))
         if diff.clean:
             self.abort()
             return diff
