@@ -395,11 +395,8 @@ class Publisher:
             os.makedirs(staging, exist_ok=True)
             for rel in self.unchanged:
                 self._seen.pop(_folder_of(rel), None)  # a link changes its folder's mtime
-                target = os.path.join(staging, rel)
-                parent = os.path.dirname(target)
-                if parent not in self._made:
-                    os.makedirs(parent, exist_ok=True)
-                    self._made.add(parent)
+                self._folder(rel.rpartition("/")[0])
+                target = f"{self._base}/{rel}"
                 try:
                     os.link(self.have[rel], target)  # same bytes: share the file, keep its mtime
                 except OSError:
