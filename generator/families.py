@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from generator import engine
 from generator.articles import NEIGHBOURS_SHOWN
 from generator.load import Article, Catalog, read_front_matter
@@ -108,9 +106,9 @@ def _slug(text: str) -> str:
 def family_grid(cat: Catalog, fam: Family) -> list[dict]:
     """Every model × method × offer of the family, with fit and reference-run cost, in one pass, ranked.
 
-    The costs are computed on numpy columns by the engine's flop_costs (what
-    engine.flop_grid computes for a frame), so a site of families never loads
-    pandas.
+    The costs are the engine's flop_costs (what engine.flop_grid computes for a
+    frame) on each row's plain floats, so a site of families loads neither
+    pandas nor numpy.
     """
     axes, p = fam.data["axes"], fam.data["params"]
     rows = []
@@ -135,16 +133,15 @@ def family_grid(cat: Catalog, fam: Family) -> list[dict]:
                     rows.append(row)
     if not rows:
         return []
-    tokens, util = float(p["reference_tokens"]), float(p["utilization"])
-    inputs = ("ops_per_param", "parameters", "peak_tflops", "usd_per_hour")
-    ops, params, peak, price = (np.array([r[c] for r in rows], float) for c in inputs)
-    costs = engine.flop_costs(ops, params, tokens, peak, util, price, p["startup_hours"])
-    columns = {name: np.broadcast_to(values, (len(rows),)).tolist() for name, values in costs.items()}
+    tokens, util, startup = float(p["reference_tokens"]), float(p["utilization"]), p["startup_hours"]
     pattern = fam.data["page"]["slug"]
-    for n, row in enumerate(rows):
+    for row in rows:
         row["tokens"], row["utilization"] = tokens, util
-        for name, values in columns.items():
-            row[name] = values[n]
+        costs = engine.flop_costs(
+            float(row["ops_per_param"]), row["parameters"], tokens, float(row["peak_tflops"]), util,
+            float(row["usd_per_hour"]), startup,
+        )  # fmt: skip
+        row.update(costs)
         row["slug"] = _slug(pattern.format_map(row)) if row["fits"] else None
     return engine.rank_rows(rows, "usd_per_million")
 

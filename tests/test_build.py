@@ -274,3 +274,33 @@ def test_a_damaged_page_cache_only_costs_a_full_render(tmp_path):
     repaired = run_cli(*args(content, out))
     assert repaired.exit_code == 0, repaired.output
     assert run_cli(*args(content, out, "--check")).exit_code == 0
+
+
+def test_library_versions_are_what_importlib_metadata_reports():
+    """The build digest reads versions from dist-info folder names; they must be the installed versions."""
+    from importlib import metadata
+
+    from generator import state
+
+    for name, version in state.library_versions():
+        assert version == metadata.version(name), name
+
+
+def test_a_site_of_families_loads_neither_numpy_nor_pandas(tmp_path):
+    """Family grids compute on plain floats: the 0.25 s of importing numpy and pandas stays out of such builds."""
+    content = make_content(tmp_path, families=True)
+    for article in (content / "articles").glob("*.md"):
+        article.unlink()
+    code = (
+        "import os, sys\n"
+        "from generator import cli\n"
+        "def leave(code):\n"
+        "    print('loaded:', sorted({'numpy', 'pandas', 'importlib.metadata'} & set(sys.modules)), flush=True)\n"
+        "    os.abort() if code else None\n"
+        "os._exit = leave\n"
+        f"sys.argv = ['costpress', *{args(content, tmp_path / 'site')!r}]\n"
+        "cli.main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and "built " in done.stdout, done.stdout + done.stderr
+    assert "loaded: []" in done.stdout, done.stdout

@@ -109,3 +109,20 @@ def test_flop_hours_for_one_run_equals_the_array_form_exactly():
         assert type(one) is float
         assert one == float(engine.flop_hours(ops, params, np.asarray([tokens]), peak, util)[0])
         assert one == pytest.approx(ops * params * tokens / (peak * 1e12 * util * 3600), rel=1e-12)
+
+
+def test_flop_costs_on_plain_floats_match_the_array_path_exactly():
+    """Family grids call flop_costs row by row with floats: the same IEEE operations as the array path."""
+    import numpy as np
+
+    rows = [(6.0, 7.05e10, 989.0, 2.49), (8.0, 7.05e10, 1979.0 * 8, 31.92), (6.0, 8.03e9, 312.0 * 4, 7.0)]
+    columns = (np.array(c) for c in zip(*rows, strict=True))
+    ops_a, params_a, peak_a, price_a = columns
+    arrays = engine.flop_costs(ops_a, params_a, 2e7, peak_a, 0.35, price_a, 0.5)
+    for i, (ops, params, peak, price) in enumerate(rows):
+        one = engine.flop_costs(ops, params, 2e7, peak, 0.35, price, 0.5)
+        assert all(type(v) is float for v in one.values())
+        assert one == {k: float(arrays[k][i]) for k in one}
+        hours = ops * params * 2e7 / (peak * 1e12 * 0.35 * 3600)
+        assert one["hours"] == hours and one["cost_with_startup"] == (hours + 0.5) * price
+        assert one["usd_per_million"] == hours * price / 2e7 * 1e6
