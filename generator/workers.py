@@ -152,6 +152,7 @@ PIPE_BYTES = 1 << 20
 
 def _serve(func: Callable[[Any], Any], tasks, results: mpc.Connection) -> None:
     """A worker's loop: take a chunk, send back its results, until told to stop."""
+    gc.enable()  # the main process may have paused its collector for a build (cli); pages make garbage here
     while True:
         item = tasks.get()
         if item is None:

@@ -304,3 +304,18 @@ def test_a_site_of_families_loads_neither_numpy_nor_pandas(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0 and "built " in done.stdout, done.stdout + done.stderr
     assert "loaded: []" in done.stdout, done.stdout
+
+
+def test_build_pauses_the_cycle_collector_only_while_it_runs(tmp_path, monkeypatch):
+    """The build command runs with gc paused (a full collection walks every loaded object) and restores it."""
+    import gc
+
+    import generator.build
+
+    seen = []
+    real = generator.build.render_site
+    monkeypatch.setattr(generator.build, "render_site", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    content = make_content(tmp_path)
+    assert gc.isenabled()
+    assert run_cli(*args(content, tmp_path / "site")).exit_code == 0
+    assert seen == [False] and gc.isenabled()

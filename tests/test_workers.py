@@ -46,3 +46,22 @@ def test_a_killed_worker_stops_the_build_instead_of_hanging():
     with pytest.raises(BuildError, match="worker process stopped"), Workers(2, die_on_five) as pool:
         for number in pool.submit(list(range(20)), 2):
             pool.results(number)
+
+
+def collector_on(_: int) -> bool:
+    import gc
+
+    return gc.isenabled()
+
+
+def test_workers_collect_garbage_even_when_the_main_process_paused_its_collector():
+    import gc
+
+    gc.disable()
+    try:
+        with Workers(2, collector_on) as pool:
+            numbers = pool.submit(list(range(4)), 2)
+            assert all(all(pool.results(n)) for n in numbers)
+        assert not gc.isenabled()  # the main process keeps its own setting
+    finally:
+        gc.enable()
