@@ -42,6 +42,7 @@ class Workers:
         self._queued = 0  # chunks queued or being worked on
         self._done: dict[int, list] = {}
         self._next = 0
+        self._stopped = False  # the workers were told to exit after the queued chunks
         # Objects the workers inherit are moved out of the collector's sight while forking: the
         # workers' collections skip them (and leave their memory pages shared with this process).
         gc.freeze()
@@ -70,6 +71,8 @@ class Workers:
         what is left, so the workers run out of work at about the same time
         (a last chunk of 64 pages kept one worker busy ~50 ms after the other).
         """
+        if self._stopped:
+            raise RuntimeError("tasks submitted after the workers were told to stop")
         numbers = []
         start = 0
         while start < len(tasks):
@@ -93,21 +96,43 @@ class Workers:
             self._queued += 1
 
     def _receive(self) -> None:
-        for conn in mpc.wait(self._results):
+        open_ends = [conn for conn in self._results if not conn.closed]
+        if not open_ends:  # every worker has exited, and a result is still awaited
+            raise BuildError("a worker process stopped before finishing its pages")
+        for conn in mpc.wait(open_ends):
             try:
                 kind, number, payload = conn.recv()
             except EOFError:
-                raise BuildError("a worker process stopped before finishing its pages") from None
+                if not self._stopped:
+                    raise BuildError("a worker process stopped before finishing its pages") from None
+                conn.close()  # told to stop, it exited; a result it still owed is missed above
+                continue
             if kind == "error":
                 raise payload
             self._done[number] = payload
             self._queued -= 1
         self._feed()
 
+    def stop(self) -> bool:
+        """Tell the workers to exit once the chunks already queued are done; False if some still wait to be queued.
+
+        A worker with nothing left exits at once, and its exit (unmapping a
+        hundred MB) overlaps what the main process does next instead of
+        being waited for in `close`.
+        """
+        self._feed()
+        if self._waiting:
+            return False
+        if not self._stopped:
+            self._stopped = True
+            for _ in self._procs:
+                self._tasks.put(None)
+        return True
+
     def close(self) -> None:
         """Let the workers finish and exit (after every result was read)."""
-        for _ in self._procs:
-            self._tasks.put(None)
+        while not self.stop():
+            self._receive()
         for proc in self._procs:
             proc.join()
         self._release()

@@ -65,3 +65,24 @@ def test_workers_collect_garbage_even_when_the_main_process_paused_its_collector
         assert not gc.isenabled()  # the main process keeps its own setting
     finally:
         gc.enable()
+
+
+def test_stopped_workers_still_deliver_what_was_queued_and_refuse_more():
+    """stop() lets idle workers exit early; results already queued still come back, in order."""
+    with Workers(2, square) as pool:
+        numbers = pool.submit(list(range(40)), 2)  # 20 chunks: more than are queued at once
+        assert not pool.stop()  # some still wait to be queued: nothing is told to stop yet
+        got = [item for number in numbers[:-2] for item in pool.results(number)]
+        assert pool.stop()  # every chunk is queued now
+        with pytest.raises(RuntimeError, match="after the workers were told to stop"):
+            pool.submit([1], 1)
+        got += [item for number in numbers[-2:] for item in pool.results(number)]
+    assert got == [(n, n * n) for n in range(40)]
+
+
+def test_a_worker_killed_after_stop_is_still_an_error_not_a_hang():
+    with pytest.raises(BuildError, match="worker process stopped"), Workers(2, die_on_five) as pool:
+        numbers = pool.submit(list(range(8)), 2)
+        assert pool.stop()  # told to stop, so an end of file alone no longer means a dead worker
+        for number in numbers:
+            pool.results(number)
