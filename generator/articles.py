@@ -1073,13 +1073,26 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "cheapest": (neighbours[0] if n_cheaper else None),
         "listing_slug": p["listing_slug"],
     }
-    inputs = [
-        *work_inputs(model, method),
-        Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
-        *gpu_inputs(gpu),
-        price_input(offer, gpu),
-        Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family"),
-    ]
+    # The same few input figures appear on many pages of a family: each is made (and formatted) once.
+    shared = cat.shared_inputs
+    work = shared.get(("work", model.id, method.id))
+    if work is None:
+        work = shared[("work", model.id, method.id)] = [
+            *work_inputs(model, method),
+            Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
+        ]
+    hardware = shared.get(("gpu", gpu.id))
+    if hardware is None:
+        hardware = shared[("gpu", gpu.id)] = gpu_inputs(gpu)
+    rented = shared.get(("offer", id(offer)))  # offers live as long as the catalog
+    if rented is None:
+        rented = shared[("offer", id(offer))] = [
+            price_input(offer, gpu),
+            Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family"),
+        ]
+    if rented[1].number != util:  # a family with another utilization shares the price, not the assumption
+        rented = [rented[0], Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family")]
+    inputs = [*work, *hardware, *rented]
     return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])
 
 

@@ -444,6 +444,8 @@ class Catalog:
     articles: tuple[Article, ...]
     # each snapshot's offers by key, built on first use (a family looks offers up thousands of times)
     _offer_index: dict[int, dict[str, Offer]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # input figures that many pages cite (a model and method's, a GPU's, an offer's), made once per build
+    shared_inputs: dict[tuple, list] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def snapshot(self, provider: str, as_of: dt.date | None = None) -> Snapshot | None:
         """The newest snapshot of a provider, or the newest on or before as_of."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -56,7 +57,7 @@ class Input:
     url: str | None = None
     date: str | None = None
 
-    @property
+    @functools.cached_property  # pages of a family share their Input objects, and both targets print it
     def value(self) -> str:
         text = formatting.cell(self.number, self.fmt)
         return f"{text} {self.unit}" if self.unit else text
