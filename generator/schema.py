@@ -86,7 +86,31 @@ def read_text(path: Path, display: str, problems: list[str]) -> str | None:
     return text
 
 
-FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+_SCALAR_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+
+class _Resolved:
+    """A loader mixin that remembers which tag each plain or quoted scalar text resolves to.
+
+    The C parser asks the (Python) resolver for every scalar, and the answer
+    depends only on the text and whether it was quoted; a catalog of 200 price
+    snapshots repeats the same few hundred texts 30,000 times.
+    """
+
+    def resolve(self, kind, value, implicit):
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _SCALAR_TAGS.get(key)
+        if tag is None:
+            if len(_SCALAR_TAGS) > 100_000:
+                _SCALAR_TAGS.clear()
+            tag = _SCALAR_TAGS[key] = super().resolve(kind, value, implicit)
+        return tag
+
+
+_C_LOADER = getattr(yaml, "CSafeLoader", None)
+FAST_LOADER = type("FastLoader", (_Resolved, _C_LOADER), {}) if _C_LOADER is not None else None
 
 
 def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
@@ -129,6 +153,12 @@ def _parse(text: str, display: str, line_offset: int, loader_class) -> Doc:
 
 
 STR_TAG = "tag:yaml.org,2002:str"
+INT_TAG = "tag:yaml.org,2002:int"
+FLOAT_TAG = "tag:yaml.org,2002:float"
+# Plain decimal numbers, which PyYAML's constructors turn into int(text) and float(text) (its
+# sign handling gives the same values); anything else (1_000, 0o17, 0x1f, 1:30, .inf) goes to them.
+PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]*")
 
 
 def _construct(node: yaml.Node, path: Path_, loader: yaml.SafeLoader, doc: Doc) -> Any:
@@ -153,8 +183,13 @@ def _construct(node: yaml.Node, path: Path_, loader: yaml.SafeLoader, doc: Doc) 
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, path + (i,), loader, doc) for i, item in enumerate(node.value)]
-    if node.tag == STR_TAG:  # what the constructor returns for a string: its text (most scalars are strings)
+    tag = node.tag
+    if tag == STR_TAG:  # what the constructor returns for a string: its text (most scalars are strings)
         return node.value
+    if tag == FLOAT_TAG and PLAIN_FLOAT.fullmatch(node.value):  # prices: what construct_yaml_float returns
+        return float(node.value)
+    if tag == INT_TAG and PLAIN_INT.fullmatch(node.value):
+        return int(node.value)
     try:
         return loader.construct_object(node, deep=True)
     except ValueError as exc:  # e.g. 2026-02-30 matches the timestamp pattern

@@ -147,3 +147,31 @@ def test_arbitrary_article_text(title, description, tag, raw):
         before = tree(out)
         result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES))
         check_outcome(result, out, before)
+
+
+SCALARS = [
+    "0", "-0", "+0", "7", "-12", "012", "0o17", "0x1f", "0b101", "1_000", "+5", "1:30", "-1:30",
+    "1.5", "-1.5", "1.", "-0.0", "0.0", "1.5e+3", "1.5E-3", "1_0.5", ".5", "+1.5", ".inf", "-.inf", ".nan",
+    "190:20:30.15", "1e3", "true", "null", "~", "2026-11-01", "'1.5'", '"7"', "1.20", "00.5", "-007",
+]  # fmt: skip
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and (a == b or (a != a and b != b)) and repr(a) == repr(b)
+
+
+@given(
+    st.one_of(
+        st.sampled_from(SCALARS),
+        st.floats(allow_nan=False, allow_infinity=False).map(repr),
+        st.integers(-(10**20), 10**20).map(str),
+        st.from_regex(r"\A[-+]?[0-9_]{1,6}(\.[0-9_]{0,4})?([eE][-+][0-9]{1,2})?\Z"),
+    )
+)
+def test_scalars_parse_as_pyyaml_safe_load_does(text):
+    """The loader's shortcuts (remembered tags, plain ints and floats) give PyYAML's own values."""
+    from generator.schema import parse_yaml
+
+    doc = parse_yaml(f"v: {text}\n", "x.yaml")
+    assert not doc.problems
+    assert _same(doc.data["v"], yaml.safe_load(f"v: {text}\n")["v"]), text
