@@ -312,12 +312,15 @@ def _escape_text(text: str) -> str:
     return text.replace("'", "&#39;").replace('"', "&#34;")
 
 
-class _OutputEscape(CodeGenerator):
-    """Compiles `{{ ... }}` in autoescaped templates to `environment.output_escape(...)`.
+class _Compiler(CodeGenerator):
+    """Jinja's code generator with two changes to the code it writes, not to the text templates make.
 
-    Only what a template writes out goes through it; blocks, macros and
-    `{% set %}` captures still become Markup as before. Where Jinja cannot know
-    at compile time whether escaping is on, its own code is kept.
+    `{{ ... }}` in autoescaped templates compiles to
+    `environment.output_escape(...)`: only what a template writes out goes
+    through it; blocks, macros and `{% set %}` captures still become Markup as
+    before, and where Jinja cannot know at compile time whether escaping is on,
+    its own code is kept. And bodies and blocks collect their output (see
+    `blockvisit`).
     """
 
     def _output_child_pre(self, node, frame, finalize) -> None:
@@ -327,6 +330,25 @@ class _OutputEscape(CodeGenerator):
                 self.write(finalize.src)
         else:
             super()._output_child_pre(node, frame, finalize)
+
+    def blockvisit(self, nodes, frame) -> None:
+        """A template's body and each of its blocks collect their output in a list and yield it once, joined.
+
+        Jinja yields every piece of output as it goes, and a block's pieces
+        pass up through each template that extends it (a page's main block:
+        block → base.html → article.html → join, about 300 pieces a page,
+        17,000 rows of a listing). Collecting is what Jinja already does for
+        macros and `{% set %}` blocks; the text and its order are unchanged.
+        """
+        if frame.buffer is None and (frame.rootlevel or frame.block_frame) and not frame.soft_frame:
+            self.buffer(frame)
+            try:
+                super().blockvisit(nodes, frame)
+                self.writeline(f"yield concat({frame.buffer})")
+            finally:
+                frame.buffer = None
+            return
+        super().blockvisit(nodes, frame)
 
 
 _BUILTIN_METHOD = type(date.today().isoformat)
@@ -354,7 +376,7 @@ class _Context(jinja2.runtime.Context):
 
 
 class _Environment(_KeptTemplates, _FlatGlobals, jinja2.Environment):
-    code_generator_class = _OutputEscape
+    code_generator_class = _Compiler
     context_class = _Context
     output_escape = staticmethod(output_escape)
 
@@ -386,6 +408,7 @@ class _Environment(_KeptTemplates, _FlatGlobals, jinja2.Environment):
 
 class _Sandbox(_FlatGlobals, SandboxedEnvironment):
     context_class = _Context  # the sandbox checks a callable before the context calls it
+    code_generator_class = _Compiler  # collected output (prose is not autoescaped: no other change)
 
     def getattr(self, obj, attribute):
         """The same dict-first rule (an item is always allowed); the rest goes through the sandbox's checks."""

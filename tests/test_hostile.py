@@ -313,3 +313,39 @@ def test_block_markers_count_only_on_a_line_of_their_own():
         text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 12)))
         assert _split_blocks(text) == expected(text), repr(text)
     assert _split_blocks("a\n[[table:t]]\nb") == [("text", "a\n"), ("table", "t"), ("text", "\nb")]
+
+
+def test_collected_output_renders_what_plain_jinja_renders():
+    """Bodies and blocks collect their output and yield it once: same text as Jinja for extends,
+    super(), self.block(), includes, macros, call blocks, loops and set blocks; same error lines."""
+    import jinja2
+
+    from generator.render import _Environment, _Sandbox, _template_line
+
+    sources = {
+        "base.html": "<h1>{% block title %}Base {{ who }}{% endblock %}</h1>\n{% block main %}{% endblock %}"
+        "{% if tail %}<p>{{ tail }}</p>{% endif %}|{{ self.title() }}",
+        "page.html": "{% extends 'base.html' %}{% set n = 3 %}{% block title %}{{ super() }} & page{% endblock %}"
+        "{% block main %}{% for i in range(n) %}<i>{{ i }}{{ loop.last }}</i>{% endfor %}"
+        "{% include 'part.html' %}{{ m('<x>') }}{% call m('y') %}inner {{ who }}{% endcall %}"
+        "{% set kept %}[{{ who }}]{% endset %}{{ kept }}{% endblock %}",
+        "part.html": "{% macro m(v) %}<m>{{ v }}{{ caller() if caller else '' }}</m>{% endmacro %}<p>{{ who }}</p>",
+        "maybe.html": "{% if base %}{% extends base %}{% endif %}top {{ who }}{% block main %}own{% endblock %}",
+        "broken.html": "line one\n{% for i in range(2) %}\n{{ i }}\n{{ missing.attr }}\n{% endfor %}",
+    }
+    sources["page.html"] = "{% from 'part.html' import m %}" + sources["page.html"]
+    values = {"who": "<b>", "tail": "end", "base": "base.html"}
+    for autoescape in (True, False):
+        ours = _Environment(loader=jinja2.DictLoader(sources), autoescape=autoescape)
+        plain = jinja2.Environment(loader=jinja2.DictLoader(sources), autoescape=autoescape)
+        for name in ("page.html", "base.html", "maybe.html"):
+            for vals in (values, {**values, "base": None}):
+                assert ours.get_template(name).render(vals) == plain.get_template(name).render(vals), name
+                assert (
+                    len(list(ours.get_template(name).root_render_func(ours.get_template(name).new_context(vals)))) <= 2
+                )
+    for env in (_Environment(loader=jinja2.DictLoader(sources), undefined=jinja2.StrictUndefined),
+                _Sandbox(loader=jinja2.DictLoader(sources), undefined=jinja2.StrictUndefined)):  # fmt: skip
+        with pytest.raises(jinja2.UndefinedError) as caught:
+            env.get_template("broken.html").render()
+        assert _template_line(caught.value) == 4  # what error messages cite
