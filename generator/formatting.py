@@ -114,10 +114,17 @@ def _trim(d: Decimal) -> str:
 def tokens(n: float) -> str:
     """Token counts in words a reader scans: '10 M', '1.5 B', '500 k'."""
     n = float(n)
+    return _tokens(n) if n == 0 else _remembered_tokens(n)  # 0.0 and -0.0: equal keys, different text
+
+
+def _tokens(n: float) -> str:
     for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if abs(n) >= size:
             return f"{_trim(dround(n / size, 2))} {unit}"
     return number(n, 0)
+
+
+_remembered_tokens = functools.lru_cache(maxsize=4096)(_tokens)  # a family repeats its token counts
 
 
 def billions(n: float, places: int = 2) -> str:

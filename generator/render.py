@@ -352,18 +352,21 @@ class _Compiler(CodeGenerator):
 
 
 _BUILTIN_METHOD = type(date.today().isoformat)
+_FUNCTION = type(lambda: None)
 
 
 class _Context(jinja2.runtime.Context):
     @jinja2.utils.internalcode
     def call(__self, __obj, *args, **kwargs):  # noqa: N805 (Jinja's own signature)
-        """`{{ day.isoformat() }}` calls a built-in method straight away.
+        """`{{ day.isoformat() }}` and `{{ table("x") }}` call the function straight away.
 
         Jinja first asks every callable (and its __call__) whether it wants
         the context passed in, two failed attribute lookups each; a built-in
-        method cannot carry that mark, so the answer is known.
+        method cannot carry that mark, and a plain function carries it in its
+        own __dict__ (its __call__ never does), so the answer is known.
         """
-        if type(__obj) is not _BUILTIN_METHOD:
+        kind = type(__obj)
+        if kind is not _BUILTIN_METHOD and (kind is not _FUNCTION or "jinja_pass_arg" in __obj.__dict__):
             return jinja2.runtime.Context.call(__self, __obj, *args, **kwargs)
         kwargs.pop("_block_vars", None)
         kwargs.pop("_loop_vars", None)
@@ -409,6 +412,20 @@ class _Environment(_KeptTemplates, _FlatGlobals, jinja2.Environment):
 class _Sandbox(_FlatGlobals, SandboxedEnvironment):
     context_class = _Context  # the sandbox checks a callable before the context calls it
     code_generator_class = _Compiler  # collected output (prose is not autoescaped: no other change)
+
+    def is_safe_callable(self, obj) -> bool:
+        """The sandbox's rule (no `unsafe_callable` or `alters_data` mark), answered without failed lookups.
+
+        A built-in method cannot carry either mark; a plain function keeps
+        them in its own __dict__. Anything else is asked the sandbox's way.
+        """
+        kind = type(obj)
+        if kind is _BUILTIN_METHOD:
+            return True
+        if kind is _FUNCTION:
+            marks = obj.__dict__
+            return not (marks.get("unsafe_callable", False) or marks.get("alters_data", False))
+        return SandboxedEnvironment.is_safe_callable(self, obj)
 
     def getattr(self, obj, attribute):
         """The same dict-first rule (an item is always allowed); the rest goes through the sandbox's checks."""

@@ -349,3 +349,30 @@ def test_collected_output_renders_what_plain_jinja_renders():
         with pytest.raises(jinja2.UndefinedError) as caught:
             env.get_template("broken.html").render()
         assert _template_line(caught.value) == 4  # what error messages cite
+
+
+def test_sandbox_still_refuses_functions_marked_unsafe():
+    """The sandbox's callable check answers plain functions from their own marks, as Jinja's does."""
+    import jinja2
+    from jinja2.sandbox import SecurityError, unsafe
+
+    from generator.render import _Sandbox
+
+    def shout(x):
+        return x.upper()
+
+    def alters(x):
+        return x
+
+    alters.alters_data = True
+
+    @jinja2.pass_context
+    def who(ctx):
+        return ctx["name"]
+
+    env = _Sandbox(undefined=jinja2.StrictUndefined)
+    values = {"ok": shout, "bad": unsafe(lambda x: x), "alters": alters, "who": who, "name": "n", "f": lambda: "l"}
+    assert env.from_string("{{ ok('a') }}{{ who() }}{{ f() }}{{ 'x'.upper() }}").render(values) == "AnlX"
+    for call in ("bad('a')", "alters('a')"):
+        with pytest.raises(SecurityError):
+            env.from_string("{{ " + call + " }}").render(values)
