@@ -288,11 +288,7 @@ def render_site(
             if packed is not None:
                 info = rendered[i] = PageInfo.unpacked(articles[i], packed)
                 if sink is not None:
-                    changed = False
-                    for rel, _size, status in info.files:
-                        sink.record(rel, status)
-                        changed = changed or status != "unchanged"
-                    written += changed
+                    written += sink.record_page(info.article.slug, info.files)
                     if info.folder is not None:
                         sink.seen(f"{info.article.slug}/", info.folder)
                 else:

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import threading
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +44,7 @@ class Files:
     def __init__(self) -> None:
         self._files: dict[str, bytes | None] = {}
         self._folders: set[str] = set()
+        self._counts: dict[str, int] = {}  # files directly in each folder ('' for the top), kept as files come
 
     def keep(self, rel: str) -> None:
         """A file that stays exactly as the output folder has it (an incremental build did not re-render it)."""
@@ -57,7 +57,8 @@ class Files:
             raise BuildError(f"two pages want the same output path: {rel}")
         if rel in self._folders:
             raise BuildError(f"output path {rel} is also a folder of other output files")
-        if len(parts) > 1 and rel.rpartition("/")[0] not in self._folders:
+        folder = rel.rpartition("/")[0]
+        if len(parts) > 1 and folder not in self._folders:
             # a known folder had its own parents checked when it was first seen
             for i in range(1, len(parts)):
                 parent = "/".join(parts[:i])
@@ -65,6 +66,21 @@ class Files:
                     raise BuildError(f"output path {rel} lies under a file of the same name")
                 self._folders.add(parent)
         self._files[rel] = data
+        self._counts[folder] = self._counts.get(folder, 0) + 1
+
+    def add_page(self, folder: str, rels: list[str]) -> None:
+        """`add` (checked, no bytes) for files that all lie directly in `folder`: its parents are checked once."""
+        if not rels:
+            return
+        self.add(rels[0], None, checked=True)
+        files, folders = self._files, self._folders
+        for rel in rels[1:]:
+            if rel in files:
+                raise BuildError(f"two pages want the same output path: {rel}")
+            if rel in folders:
+                raise BuildError(f"output path {rel} is also a folder of other output files")
+            files[rel] = None
+        self._counts[folder] += len(rels) - 1
 
     def items(self) -> list[tuple[str, bytes | None]]:
         return sorted(self._files.items())
@@ -75,7 +91,7 @@ class Files:
     def folders(self) -> dict[str, int]:
         """Every folder the files need, as state.output_stats names it ('.', 'a/', 'a/b/'), and its file count."""
         counts = dict.fromkeys([".", *(f"{folder}/" for folder in self._folders)], 0)
-        for folder, files in Counter([rel.rpartition("/")[0] for rel in self._files]).items():
+        for folder, files in self._counts.items():
             counts[f"{folder}/" if folder else "."] += files  # as _folder_of names it, once per folder
         return counts
 
@@ -335,6 +351,15 @@ class Publisher:
         """Note the outcome of `store` for one file (`store` checked the path)."""
         self._paths.add(rel, None, checked=True)
         self._outcomes[status].append(rel)
+
+    def record_page(self, folder: str, outcomes: list[tuple[str, int, str]]) -> bool:
+        """`record` for the files `store_page` stored for one page; True if it wrote any of them."""
+        self._paths.add_page(folder, [rel for rel, _size, _status in outcomes])
+        written = False
+        for rel, _size, status in outcomes:
+            self._outcomes[status].append(rel)
+            written = written or status != "unchanged"
+        return written
 
     def add(self, rel: str, data: bytes | None) -> None:
         self.record(rel, self.store(rel, data))

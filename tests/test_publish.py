@@ -97,3 +97,22 @@ def test_headings_are_in_order(site):
         levels = [int(h.name[1]) for h in site.html(slug).find_all(["h1", "h2", "h3", "h4"])]
         assert levels[0] == 1 and levels.count(1) == 1
         assert all(b - a <= 1 for a, b in zip(levels, levels[1:], strict=False))
+
+
+def test_a_page_recorded_at_once_is_checked_and_counted_like_its_files_one_by_one():
+    from generator.errors import BuildError
+    from generator.write import Files
+
+    one_by_one, at_once = Files(), Files()
+    for files in (one_by_one, at_once):
+        files.add("index.html", b"x")
+        files.add("a/b/other.txt", b"y")
+    for rel in ("a/b/p/index.html", "a/b/p/index.md", "a/b/p/figures.json"):
+        one_by_one.add(rel, None, checked=True)
+    at_once.add_page("a/b/p", ["a/b/p/index.html", "a/b/p/index.md", "a/b/p/figures.json"])
+    assert at_once.folders() == one_by_one.folders() == {".": 1, "a/": 0, "a/b/": 1, "a/b/p/": 3}
+    assert at_once.names() == one_by_one.names()
+    with pytest.raises(BuildError, match="same output path"):
+        at_once.add_page("a/b/p", ["a/b/p/new.csv", "a/b/p/index.md"])
+    with pytest.raises(BuildError, match="also a folder"):
+        at_once.add_page("a", ["a/x.html", "a/b"])
