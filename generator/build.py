@@ -280,6 +280,8 @@ def render_site(
                         continue
             todo.append(i)
             known[i] = fp  # computed here already: the worker need not digest the page again
+        # What depends only on the content, looked at here while the workers render
+        stray, linted = stray_files(catalog), lint_warnings(catalog)
         tick = progress(len(todo), workers) if progress and todo else None
         tasks = [(i, known[i]) for i in todo]
         for i, (packed, found) in zip(todo, _page_results(tasks, pool, tick), strict=True):
@@ -320,7 +322,7 @@ def render_site(
         if any(page.has_charts for page in pages):
             files.add("assets/plotly.min.js", plotly_js())
         files.add("figures.json", figures_doc([p.figures for p in sorted(pages, key=lambda p: p.article.slug)]))
-        found = content_warnings(catalog, pages) + lint_warnings(catalog)
+        found = content_warnings(catalog, pages, stray) + linted
         for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
             files.add(name, data)
     return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, written, listings)
@@ -341,8 +343,8 @@ def plotly_js() -> bytes:
 KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}
 
 
-def content_warnings(catalog: Catalog, pages: list[PageInfo]) -> list[str]:
-    """Things that are not wrong but deserve a look; --strict makes them errors."""
+def stray_files(catalog: Catalog) -> list[str]:
+    """A warning for each file under content/ that costpress does not read."""
     root = catalog.root
     out = []
     for path in sorted(root.rglob("*")):
@@ -359,6 +361,17 @@ def content_warnings(catalog: Catalog, pages: list[PageInfo]) -> list[str]:
         )
         if not known:
             out.append(f"{display_path(path)}: not a file costpress reads; remove it or move it out of content/")
+    return out
+
+
+def content_warnings(catalog: Catalog, pages: list[PageInfo], stray: list[str] | None = None) -> list[str]:
+    """Things that are not wrong but deserve a look; --strict makes them errors.
+
+    `stray` is stray_files(catalog) when the caller already has it (a large
+    build walks content/ while its workers render).
+    """
+    out = stray_files(catalog) if stray is None else list(stray)
+    root = catalog.root
     used = {p for page in pages for p in page.providers}
     for provider in catalog.snapshots:
         if provider not in used:

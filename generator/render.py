@@ -29,6 +29,8 @@ from generator.load import Article, Catalog
 # regex engine jumps from one "[[" to the next; _split_blocks keeps the matches that start a line.
 BLOCK_RE = re.compile(r"\[\[(table|chart|code):([a-z0-9-]+)\]\]$", re.M)
 MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
+# Text md_escape leaves as it is: words of no special character and no white space, single spaces between.
+MD_PLAIN = re.compile(r"[^\\`*_\[\]<>|~&#\s]+(?: [^\\`*_\[\]<>|~&#\s]+)*")
 
 
 class RenderProblem(Exception):
@@ -42,6 +44,8 @@ def md_escape(value: Any) -> str:
 
 @functools.lru_cache(maxsize=100_000)  # about 70 calls a family page, on a few hundred distinct strings
 def _md_escape_text(text: str) -> str:
+    if MD_PLAIN.fullmatch(text):  # most misses are numbers a table shows: nothing to escape or join
+        return text
     return MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 

@@ -175,3 +175,19 @@ def test_scalars_parse_as_pyyaml_safe_load_does(text):
     doc = parse_yaml(f"v: {text}\n", "x.yaml")
     assert not doc.problems
     assert _same(doc.data["v"], yaml.safe_load(f"v: {text}\n")["v"]), text
+
+
+@given(
+    st.one_of(
+        st.text(alphabet=st.sampled_from("ab1$,.%× \t\n\u00a0\u2028\x1c*_[]<>|~&#`\\"), max_size=12),
+        st.text(max_size=12),
+    )
+)
+def test_markdown_escape_shortcut_matches_the_full_escape(text):
+    """Text with nothing to escape is returned as it is; everything else is escaped the full way."""
+    import re
+
+    from generator.render import md_escape
+
+    expected = re.sub(r"([\\`*_\[\]<>|~&#])", r"\\\1", " ".join(text.split()))
+    assert md_escape(text) == expected
