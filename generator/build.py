@@ -54,7 +54,7 @@ class PageInfo:
     providers: list[str]
     unsourced: list[str]  # inputs shown without a source
     fingerprint: str | None = None  # for the page cache (family pages, when building into a folder)
-    cache: str | None = None  # the page's page-cache entry as JSON (made by the worker, with the fingerprint)
+    cache: bytes | None = None  # the page's page-cache member, "slug": {entry}, as UTF-8 JSON (made by the worker)
     folder: tuple[int, int] | None = None  # its staged folder's inode and mtime, when the worker wrote every file
 
     def packed(self) -> tuple:
@@ -162,7 +162,7 @@ def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None
     )
     if info.fingerprint is not None:  # the page-cache entry, encoded here rather than in the main process
         sizes = {rel: size for rel, size, _ in out} if sink is not None else {rel: len(data) for rel, data in out}
-        info.cache = pagecache.entry_json(info.fingerprint, info, sizes)
+        info.cache = pagecache.member_json(slug, info.fingerprint, info, sizes)
     return info, []
 
 
@@ -249,7 +249,7 @@ def render_site(
     workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
     written = 0
-    cache_entries: dict[str, dict | str] = {}  # saved entries as dicts, new ones as JSON text
+    cache_entries: dict[str, dict | bytes] = {}  # saved entries as dicts, new ones as a worker's member JSON
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
         # process checks which pages can be kept, and then beside the pages that cannot.

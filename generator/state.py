@@ -141,9 +141,14 @@ def write_json(path: Path, data) -> None:
 
 def write_text(path: Path, text: str) -> None:
     """write_json for text that is already JSON."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """write_text for text already encoded as UTF-8."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError:
         pass
