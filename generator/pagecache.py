@@ -210,7 +210,7 @@ def save(out: Path, pages: dict[str, dict | bytes]) -> None:
         entry if type(entry) is bytes else f"{_encode(slug)}: {_encode(entry)}".encode()
         for slug, entry in sorted(pages.items())
     )
-    write_bytes(cache_path(out), b'{"pages": {' + body + b'}, "version": ' + str(VERSION).encode() + b"}")
+    write_bytes(cache_path(out), [b'{"pages": {', body, b'}, "version": ' + str(VERSION).encode() + b"}"])
 
 
 def forget(out: Path) -> None:

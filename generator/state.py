@@ -144,11 +144,12 @@ def write_text(path: Path, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """write_text for text already encoded as UTF-8."""
+def write_bytes(path: Path, data: bytes | list[bytes]) -> None:
+    """write_text for text already encoded as UTF-8 (or its pieces in order, not joined first)."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_bytes(data)
+        with open(tmp, "wb") as fh:
+            fh.writelines([data] if type(data) is bytes else data)
         os.replace(tmp, path)
     except OSError:
         pass
