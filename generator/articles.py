@@ -1074,26 +1074,34 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "listing_slug": p["listing_slug"],
     }
     # The same few input figures appear on many pages of a family: each is made (and formatted) once.
-    shared = cat.shared_inputs
-    work = shared.get(("work", model.id, method.id))
-    if work is None:
-        work = shared[("work", model.id, method.id)] = [
-            *work_inputs(model, method),
-            Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
-        ]
-    hardware = shared.get(("gpu", gpu.id))
-    if hardware is None:
-        hardware = shared[("gpu", gpu.id)] = gpu_inputs(gpu)
-    rented = shared.get(("offer", id(offer)))  # offers live as long as the catalog
-    if rented is None:
-        rented = shared[("offer", id(offer))] = [
-            price_input(offer, gpu),
-            Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family"),
-        ]
-    if rented[1].number != util:  # a family with another utilization shares the price, not the assumption
-        rented = [rented[0], Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family")]
-    inputs = [*work, *hardware, *rented]
+    inputs = [
+        *_shared_inputs(
+            cat,
+            ("work", model.id, method.id),
+            lambda: [
+                *work_inputs(model, method),
+                Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
+            ],
+        ),
+        *_shared_inputs(cat, ("gpu", gpu.id), lambda: gpu_inputs(gpu)),
+        *_shared_inputs(cat, ("offer", id(offer)), lambda: [price_input(offer, gpu)]),  # offers live with the catalog
+        *_shared_inputs(
+            cat,
+            ("utilization", util),
+            lambda: [
+                Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family"),
+            ],
+        ),
+    ]
     return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])
+
+
+def _shared_inputs(cat: Catalog, key: tuple, make) -> list[Input]:
+    """The input figures `make()` gives for `key`, made once per catalog (pages share them, read-only)."""
+    found = cat.shared_inputs.get(key)
+    if found is None:
+        found = cat.shared_inputs[key] = make()
+    return found
 
 
 # --- time-to-train kind ----------------------------------------------------------

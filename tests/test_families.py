@@ -99,3 +99,35 @@ def test_a_method_without_a_memory_figure_is_listed_not_paged(tmp_path):
     assert len(missing) == offers and all(r[1] == "LoRA, no activation checkpointing" for r in missing)
     assert len(rows) == len(combinations()) + offers
     assert not list(out.glob("*lora-no-recompute*"))
+
+
+def test_each_page_cites_its_own_price_and_its_familys_utilization(tmp_path):
+    """Pages share input figures across a build: a second family with another utilization on the
+    same offers must still cite its own assumption, and every page its own offer's price."""
+    import json
+
+    from conftest import build, make_content, replace
+
+    family = (CONTENT / "families" / "70b-setups.md").read_text()
+    second = (
+        replace("utilization: 0.30", "utilization: 0.45")(family)
+        .replace("slug: fine-tune-70b-every-setup", "slug: fine-tune-70b-every-setup-at-45")
+        .replace('slug: "{model}-{method}-on-', 'slug: "at-45-{model}-{method}-on-')
+    )
+    content = make_content(tmp_path, {"families/70b-setups-45.md": second}, families=True)
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 0, result.output
+    checked = 0
+    for c in combinations():
+        if not c["fits"]:
+            continue
+        snap = yaml.safe_load(sorted((CONTENT / "prices" / c["provider"]).glob("*.yaml"))[-1].read_text())
+        gpu, _, count = c["slug"].split(f"-on-{c['provider']}-")[1].rpartition("x")
+        (price,) = [o["usd_per_hour"] for o in snap["offers"] if o["gpu"] == gpu and o["count"] == int(count)]
+        for slug, util in ((c["slug"], 0.30), (f"at-45-{c['slug']}", 0.45)):
+            figures = json.loads((out / slug / "figures.json").read_text())["articles"][slug]["figures"]
+            shown = {f["id"]: f["value"] for f in figures}
+            assert shown["input.Utilization, planning figure"] == util, slug
+            assert [v for k, v in shown.items() if k.startswith("input.Hourly price")] == [price], slug
+            checked += 1
+    assert checked > 100
