@@ -1,3 +1,3 @@
 """costpress: GPU cost articles computed from dated price snapshots."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

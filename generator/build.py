@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from generator import pagecache, state, svg
+from generator import guard, pagecache, state, svg
 from generator.articles import build_context
 from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
@@ -219,6 +219,9 @@ def render_site(
     inputs did not change since the build that wrote the folder keep their
     files and are not rendered (see pagecache).
     """
+    odd = state.odd_inputs(templates, "templates")
+    if odd:
+        raise ContentError(odd)
     catalog = load_content(content)
     problems: list[str] = []
     family_articles, listings = [], []
@@ -326,6 +329,7 @@ def render_site(
         found = content_warnings(catalog, pages, stray) + linted
         for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
             files.add(name, data)
+        files.add(guard.MARKER, guard.manifest(files.paths()))  # last: it names every other file
     return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, written, listings)
 
 

@@ -164,17 +164,55 @@ def _without_cyclic_gc(command):
     help="Worker processes for rendering (default: one per CPU). The output is the same for any number.",
 )
 @click.option("--force", is_flag=True, help="Render everything even when no input changed since the last build.")
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="When another build of the same output folder is running: wait for it, or stop at once.",
+)
 @_without_cyclic_gc
-def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, jobs: int | None, force: bool) -> None:
+def build(
+    content: Path, out: Path, templates: Path, check: bool, strict: bool, jobs: int | None, force: bool, wait: bool
+) -> None:
     """Build every article into the output folder (HTML, Markdown, figures.json)."""
+    import time
+
+    from generator import guard
+
+    start = time.perf_counter()
+    need_folders(content, templates)
+    dest = guard.target(out)
+    guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
+    with guard.build_lock(dest, str(out), wait, lambda line: click.echo(line, err=True)):
+        _build(content, out, dest, templates, check, strict, jobs, force, start)
+
+
+def need_folders(content: Path, templates: Path) -> None:
+    """A clean error for a content or templates folder that is not there."""
+    for option, folder in (("--content", content), ("--templates", templates)):
+        if not folder.is_dir():
+            raise ContentError([f"{option}: {folder} is not a folder (expected the site's {option[2:]} folder)"])
+
+
+def _build(
+    content: Path,
+    out: Path,
+    dest: Path,
+    templates: Path,
+    check: bool,
+    strict: bool,
+    jobs: int | None,
+    force: bool,
+    start: float,
+) -> None:
+    """`build` holding the lock on the output folder; `dest` is where it publishes (a link's target)."""
     import time
 
     from generator import state
 
-    start = time.perf_counter()
-    digest = state.inputs_digest(content, templates) if content.is_dir() and templates.is_dir() else None
+    digest = state.inputs_digest(content, templates)
     if not check and not force and not strict and digest is not None:
-        found = state.unchanged(out, digest)
+        found = state.unchanged(dest, digest)
         if found is not None:
             count, warnings = found
             for line in warnings:  # the same inputs warn the same way: say it again
@@ -187,24 +225,26 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
 
     from generator import pagecache
     from generator.build import POOL_MIN_PAGES, default_jobs, render_site
+    from generator.sandbox import memory_budget
     from generator.write import Publisher, compare
 
     # A plain build streams each page into a Publisher, which writes only what changed beside
     # the site and swaps it in at the end; --check renders into memory and compares.
-    sink = None if check else Publisher(out)  # also restores a site an earlier build left mid-swap
+    sink = None if check else Publisher(dest, str(out))  # also restores a site an earlier build left mid-swap
     try:
         # --jobs N asks for N workers whatever the size; by default small sites render in one process.
         # --check and --force render every page; a plain build reuses unchanged family pages.
-        result = render_site(
-            content,
-            templates,
-            jobs or default_jobs(),
-            _progress,
-            0 if jobs else POOL_MIN_PAGES,
-            cache=None if check else out,
-            reuse=not force,
-            sink=sink,
-        )
+        with memory_budget():
+            result = render_site(
+                content,
+                templates,
+                jobs or default_jobs(),
+                _progress,
+                0 if jobs else POOL_MIN_PAGES,
+                cache=None if check else dest,
+                reuse=not force,
+                sink=sink,
+            )
         if strict and result.warnings:
             raise ContentError(result.warnings)
     except BaseException:
@@ -214,7 +254,7 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
     for line in result.warnings:
         click.echo(f"warning: {line}", err=True)
     if check:
-        diff = compare(result.files, out)
+        diff = compare(result.files, dest)
         if not diff.clean:
             for line in diff.lines():
                 click.echo(line)
@@ -224,12 +264,12 @@ def build(content: Path, out: Path, templates: Path, check: bool, strict: bool, 
             )
         click.echo(f"{out} is up to date ({len(result.files)} files)")
         return
-    state.forget(out)
-    pagecache.forget(out)
+    state.forget(dest)
+    pagecache.forget(dest)
     diff = sink.finish()
-    pagecache.save(out, result.cache or {})
+    pagecache.save(dest, result.cache or {})
     if digest is not None:
-        state.record(out, digest, result.warnings, sink.folder_stats())
+        state.record(dest, digest, result.warnings, sink.folder_stats())
     _KEPT[:] = [result, sink]  # see _KEPT
     written = len(diff.changed) + len(diff.added)
     pages = len(result.pages)
@@ -250,7 +290,7 @@ def _progress(total: int, jobs: int):
         return None
     import time
 
-    stream = click.get_text_stream("stderr")
+    stream = sys.stderr
     done = [0]
     started = time.perf_counter()
     if stream.isatty():
@@ -399,7 +439,10 @@ def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None
 
     from generator.scaffold import scaffold
 
-    when = dt.date.fromisoformat(day) if day else dt.date.today()
+    try:
+        when = dt.date.fromisoformat(day) if day else dt.date.today()
+    except ValueError:
+        raise CostpressError(f"--date: expected a real date as YYYY-MM-DD, got {day!r}") from None
     path = scaffold(content, slug, kind, when)
     click.echo(f"wrote {path}; edit it, then run 'costpress build'")
 

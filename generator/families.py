@@ -37,11 +37,10 @@ FAMILY = record(
                 "startup_hours": F("nonnegative"),
             }
         ),
-        "faq": list_of(record({"q": F("text"), "a": F("text")}), required=False),
+        "faq": list_of(record({"q": F("text"), "a": F("para")}), required=False),
         "sources": list_of(record({"name": F("text"), "url": F("url", required=False)}), required=False),
     }
 )
-PLACEHOLDER_RE = re.compile(r"\{([a-z_]+)\}")
 
 
 @dataclass
@@ -83,16 +82,41 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
             continue
         unknown = False
         for key in ("slug", "title", "description"):
-            for name in PLACEHOLDER_RE.findall(data["page"][key]):
-                if name not in PLACES:
-                    doc.problem(("page", key), f"unknown placeholder {{{name}}}; known: {', '.join(PLACES)}")
-                    unknown = True
+            for problem in pattern_problems(data["page"][key]):
+                doc.problem(("page", key), problem)
+                unknown = True
         if not unknown:  # a family with an unknown placeholder is not expanded: its problem is reported
             out.append(Family(path.stem, doc.file, doc, data, body, body_line))
     return out
 
 
 PLACES = ("model", "model_name", "method", "method_name", "provider", "provider_name", "gpu", "gpu_name", "count")
+
+
+# A pattern holds text and plain {name} placeholders; '{{' and '}}' stand for braces.
+PATTERN_PART = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+
+
+def pattern_problems(pattern: str) -> list[str]:
+    """What is wrong with a title, description or slug pattern: only plain {name} placeholders may appear."""
+    out = []
+    for m in PATTERN_PART.finditer(pattern):
+        text, name = m.group(0), m.group(1)
+        if text in ("{{", "}}"):
+            continue
+        if name is None:
+            out.append(f"a lone {text!r}; write '{text * 2}' for a brace, or {{name}} for a placeholder")
+        elif name not in PLACES:
+            out.append(f"unknown placeholder {{{name}}}; expected a plain placeholder, one of: {', '.join(PLACES)}")
+    return out
+
+
+def fill(pattern: str, row: dict) -> str:
+    """The pattern with each {name} replaced by the row's value (pattern_problems passed it)."""
+    return PATTERN_PART.sub(
+        lambda m: m.group(0)[0] if m.group(1) is None else str(row[m.group(1)]),
+        pattern,
+    )
 
 
 SLUG_GAPS = re.compile(r"[^a-z0-9]+")
@@ -142,7 +166,7 @@ def family_grid(cat: Catalog, fam: Family) -> list[dict]:
             float(row["usd_per_hour"]), startup,
         )  # fmt: skip
         row.update(costs)
-        row["slug"] = _slug(pattern.format_map(row)) if row["fits"] else None
+        row["slug"] = _slug(fill(pattern, row)) if row["fits"] else None
     return engine.rank_rows(rows, "usd_per_million")
 
 
@@ -199,10 +223,10 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
         articles.append(
             Article(
                 file=fam.file,
-                title=page["title"].format_map(r),  # the record holds every placeholder (checked on load)
+                title=fill(page["title"], r),  # the record holds every placeholder (checked on load)
                 slug=r["slug"],
                 date=fam.data["date"],
-                description=page["description"].format_map(r),
+                description=fill(page["description"], r),
                 kind="setup",
                 tags=tags,
                 prices_as_of=None,

@@ -12,6 +12,7 @@ from typing import Any
 
 from generator.errors import ContentError
 from generator.schema import Doc, F, list_of, opt, parse_yaml, read_text, record, validate
+from generator.state import odd_inputs
 
 SOURCE_FIELDS = {"source": F("text"), "url": opt("url")}
 
@@ -58,7 +59,7 @@ HARDWARE = record(
                     "memory_gb": F("positive"),
                     "memory_source": F("text"),
                     "memory_url": opt("url"),
-                    "notes": opt("text"),
+                    "notes": opt("para"),
                     "catalog_names": list_of(F("text"), required=False),
                     "catalog_instances": list_of(F("text"), required=False),
                     "result_names": list_of(F("text"), required=False),
@@ -75,7 +76,7 @@ MODELS = record(
                 {
                     "id": F("id"),
                     "name": F("text"),
-                    "parameters": F("count"),
+                    "parameters": F("count", most=1e14),
                     "weights_gb": opt("positive"),
                     **SOURCE_FIELDS,
                 }
@@ -131,9 +132,9 @@ BENCHMARKS = record(
                     "batch_size": opt("count"),
                     "steps": opt("count"),
                     "framework": opt("text"),
-                    "definition": F("text"),
-                    "notes": opt("text"),
-                    "acknowledged": opt("text"),
+                    "definition": F("para"),
+                    "notes": opt("para"),
+                    "acknowledged": opt("para"),
                     **SOURCE_FIELDS,
                 }
             )
@@ -156,8 +157,8 @@ TIME_TO_TRAIN = record(
         "samples": F("positive"),
         "samples_source": F("text"),
         "samples_url": opt("url"),
-        "definition": F("text"),
-        "notes": opt("text"),
+        "definition": F("para"),
+        "notes": opt("para"),
         **SOURCE_FIELDS,
         "results": list_of(
             record(
@@ -170,7 +171,7 @@ TIME_TO_TRAIN = record(
                     "minutes": F("positive"),
                     "availability": opt("text"),
                     "url": opt("url"),
-                    "acknowledged": opt("text"),
+                    "acknowledged": opt("para"),
                 }
             )
         ),
@@ -190,8 +191,8 @@ SNAPSHOT = record(
         "checked": F("date"),
         "source": F("text"),
         "url": opt("url"),
-        "notes": opt("text"),
-        "acknowledged": opt("text"),
+        "notes": opt("para"),
+        "acknowledged": opt("para"),
         "currency": F("choice", choices=("USD",)),
         "offers": list_of(
             record(
@@ -203,7 +204,7 @@ SNAPSHOT = record(
                     "region": opt("text"),
                     "instance_type": opt("text"),
                     "gpu_memory_gb": opt("positive"),
-                    "notes": opt("text"),
+                    "notes": opt("para"),
                     "confirmed": opt("bool"),
                 }
             )
@@ -222,7 +223,7 @@ ARTICLE = record(
         "prices_as_of": opt("date"),
         "params": F("any"),
         "sources": list_of(record({"name": F("text"), "url": opt("url")}), required=False),
-        "faq": list_of(record({"q": F("text"), "a": F("text")}), required=False),
+        "faq": list_of(record({"q": F("text"), "a": F("para")}), required=False),
         "attribution": opt("text"),
     }
 )
@@ -516,6 +517,9 @@ def load_content(root: Path) -> Catalog:
     problems: list[str] = []
     if not root.is_dir():
         raise ContentError([f"{display_path(root)}: content folder not found"])
+    odd = odd_inputs(root, "content")
+    if odd:  # before reading anything: a pipe would block the build
+        raise ContentError([display_path(Path(line.split(": ", 1)[0])) + ": " + line.split(": ", 1)[1] for line in odd])
 
     site_doc = _load_doc(root / "site.yaml", problems)
     site = _records(site_doc, SITE)
@@ -639,6 +643,12 @@ def load_hardware(root: Path) -> dict[str, Gpu]:
     return gpus
 
 
+# Prices per GPU-hour outside these are typos whatever `confirmed` says (the dearest public
+# on-demand price is tens of dollars; below a tenth of a cent figures lose their meaning).
+HARD_FLOOR = 0.001
+HARD_CEILING = 1000.0
+
+
 def check_prices(snapshots: dict[str, tuple[Snapshot, ...]], guard: PriceGuard) -> list[str]:
     """Flag implausible prices: below a floor per GPU-hour, or a jump against the previous snapshot.
 
@@ -653,7 +663,12 @@ def check_prices(snapshots: dict[str, tuple[Snapshot, ...]], guard: PriceGuard) 
                 label = f"{provider} {offer.gpu}x{offer.count}"
                 per_gpu = offer.usd_per_hour / offer.count
                 old = previous.get((offer.gpu, offer.count))
-                if not offer.confirmed:
+                if not HARD_FLOOR <= per_gpu <= HARD_CEILING:  # no confirmation makes these real
+                    problems.append(
+                        f"{where}: usd_per_hour: {label} at ${offer.usd_per_hour:,.6g} is ${per_gpu:,.6g} per "
+                        f"GPU-hour; expected ${HARD_FLOOR} to ${HARD_CEILING:,.0f} per GPU-hour"
+                    )
+                elif not offer.confirmed:
                     if per_gpu < guard.min_usd_per_gpu_hour:
                         problems.append(
                             f"{where}: usd_per_hour: {label} at ${offer.usd_per_hour:,.2f} is "

@@ -20,7 +20,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markdown_it_pyrs import MarkdownIt
 from markupsafe import Markup
 
-from generator import formatting
+from generator import formatting, sandbox
 from generator.articles import Context
 from generator.charts import Shared
 from generator.load import Article, Catalog
@@ -100,7 +100,7 @@ def safe_url(value: Any) -> Markup:
     return Markup(text)
 
 
-CSV_RISKY = ("=", "+", "-", "@", "\t", "\r")
+CSV_RISKY = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def table_csv(table) -> bytes:
@@ -132,7 +132,10 @@ def _csv_number(value) -> str:
 
 
 def _csv_text(text: str) -> str:
-    return "'" + text if text.startswith(CSV_RISKY) else text
+    """Text a spreadsheet shows as text: a formula start, even behind white space or a line break, is quoted."""
+    if text.startswith(CSV_RISKY) or text[:1].isspace() and text.lstrip().startswith(CSV_RISKY):
+        return "'" + text
+    return text
 
 
 PAGE_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -413,9 +416,15 @@ class _Environment(_KeptTemplates, _FlatGlobals, jinja2.Environment):
             return self.undefined(obj=obj, name=attribute)
 
 
-class _Sandbox(_FlatGlobals, SandboxedEnvironment):
+class _ProseCompiler(sandbox.BoundedConcat, _Compiler):
+    """Collected output (prose is not autoescaped: no other change), and `~` with a size limit."""
+
+
+class _Sandbox(_FlatGlobals, sandbox.BoundedSandbox):
+    """Prose: Jinja's immutable sandbox with the limits of generator.sandbox."""
+
     context_class = _Context  # the sandbox checks a callable before the context calls it
-    code_generator_class = _Compiler  # collected output (prose is not autoescaped: no other change)
+    code_generator_class = _ProseCompiler
 
     def is_safe_callable(self, obj) -> bool:
         """The sandbox's rule (no `unsafe_callable` or `alters_data` mark), answered without failed lookups.
@@ -429,7 +438,7 @@ class _Sandbox(_FlatGlobals, SandboxedEnvironment):
         if kind is _FUNCTION:
             marks = obj.__dict__
             return not (marks.get("unsafe_callable", False) or marks.get("alters_data", False))
-        return SandboxedEnvironment.is_safe_callable(self, obj)
+        return sandbox.BoundedSandbox.is_safe_callable(self, obj)
 
     def getattr(self, obj, attribute):
         """The same dict-first rule (an item is always allowed); the rest goes through the sandbox's checks."""
@@ -438,7 +447,7 @@ class _Sandbox(_FlatGlobals, SandboxedEnvironment):
                 return obj[attribute]
             except KeyError:
                 pass
-        return SandboxedEnvironment.getattr(self, obj, attribute)
+        return sandbox.BoundedSandbox.getattr(self, obj, attribute)
 
 
 class Renderer:
@@ -474,6 +483,7 @@ class Renderer:
             env.filters.update(filters)
         for env in (self.body, self.plain):
             env.filters["sentence"] = lambda text: str(text)[:1].upper() + str(text)[1:]
+            env.bound_filters()
         self.html.filters["json_script"] = json_script
         self.md.filters["md"] = md_escape
         self.md.filters["md_cell"] = md_cell
@@ -496,7 +506,8 @@ class Renderer:
             template = self._compiled.get(key)
             if template is None:  # pages of one family share their prose: compile it once
                 template = self._compiled[key] = env.from_string(source)
-            return template.render(values)
+            with sandbox.time_budget():
+                return template.render(values)
         except jinja2.TemplateSyntaxError as exc:
             raise RenderProblem(
                 f"{art.file}:{line + (exc.lineno or 1) - 1}: {where}: template error: {exc.message}"
@@ -505,6 +516,10 @@ class Renderer:
             lineno = _template_line(exc)
             at = f"{art.file}:{line + lineno - 1}" if lineno else art.file
             raise RenderProblem(f"{at}: {where}: {exc}") from None
+        except Exception as exc:  # anything else prose can raise is the article's problem
+            lineno = _template_line(exc)
+            at = f"{art.file}:{line + lineno - 1}" if lineno else art.file
+            raise RenderProblem(f"{at}: {where}: {sandbox.describe(exc)}") from None
 
     def render_article(self, art: Article, ctx: Context) -> Page:
         # what prose templates see: the context's values, the article, and table()/chart()/code() (made once a page)

@@ -120,11 +120,55 @@ def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
     rejects is parsed again by the pure-Python loader, whose messages the error
     tests pin, so a bad file reads the same with or without libyaml.
     """
+    if _MAY_NEST.search(text):
+        refused = _refuse_aliases_and_depth(text, display, line_offset)
+        if refused is not None:
+            return Doc(display, None, line_offset=line_offset, problems=[refused])
     if FAST_LOADER is not None:
         doc = _parse(text, display, line_offset, FAST_LOADER)
         if not doc.problems:
             return doc
     return _parse(text, display, line_offset, yaml.SafeLoader)
+
+
+# Content needs a few levels of nesting and no aliases. An alias repeats a whole subtree (a 700-byte
+# file of nested aliases expands to over a gigabyte), and nesting hundreds deep exhausts the stack.
+MAX_DEPTH = 20
+# What aliases, flow nesting or deep block nesting need; texts without any of them skip the scan.
+_MAY_NEST = re.compile(r"[*\[{]|\n {24,}\S")
+_OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def _refuse_aliases_and_depth(text: str, display: str, line_offset: int) -> str | None:
+    """One problem line for the first alias or the first node nested deeper than MAX_DEPTH, else None.
+
+    Reads the parser's events (no tree is built, and neither the parser nor
+    this loop recurses); a syntax error is left to the real parse to report.
+    """
+    loader = (_C_LOADER or yaml.SafeLoader)(text)
+    depth = 0
+    try:
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return None
+            line = event.start_mark.line + 1 + line_offset
+            if isinstance(event, yaml.AliasEvent):
+                return (
+                    f"{display}:{line}: YAML alias *{event.anchor} is not allowed in content; "
+                    "write the value out in full"
+                )
+            if isinstance(event, _OPEN):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return f"{display}:{line}: YAML nested more than {MAX_DEPTH} levels deep; expected flatter data"
+            elif isinstance(event, _CLOSE):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
 
 
 def _parse(text: str, display: str, line_offset: int, loader_class) -> Doc:
@@ -220,6 +264,7 @@ class F:
     item: F | None = None  # for kind "list"
     choices: tuple[str, ...] = ()
     default: Any = None
+    most: float | None = None  # a ceiling for numbers (default NUMBER_CEILING)
 
 
 def opt(kind: str, **kw: Any) -> F:
@@ -243,9 +288,9 @@ def parse_tokens(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if value > 0 else None
+        return value if 0 < value <= TOKENS_CEILING else None
     if isinstance(value, float):
-        return int(value) if value > 0 and value.is_integer() else None
+        return int(value) if 0 < value <= TOKENS_CEILING and value.is_integer() else None
     if not isinstance(value, str):
         return None
     m = TOKENS_RE.match(value)
@@ -253,13 +298,21 @@ def parse_tokens(value: Any) -> int | None:
         return None
     number = float(m.group(1).replace("_", "").replace(",", ""))
     total = number * TOKEN_SUFFIX[m.group(2).lower()]
-    if total <= 0 or not float(total).is_integer():
+    if not 0 < total <= TOKENS_CEILING or not float(total).is_integer():
         return None
     return int(total)
 
 
+# No figure costpress shows needs more; anything larger is a typo or an attack, and would
+# overflow a float (10**400) or print as nonsense.
+NUMBER_CEILING = 1e15
+# Below this a positive input is a typo: figures divided by it would overflow.
+NUMBER_FLOOR = 1e-6
+TOKENS_CEILING = 10**15
+
 EXPECT = {
-    "text": "non-empty text without control characters",
+    "text": "non-empty text without control characters or line breaks",
+    "para": "non-empty text without control characters",
     "id": "an id of lower-case letters, digits, '.' and '-'",
     "slug": "a slug of lower-case letters, digits and single '-'",
     "positive": "a positive number",
@@ -314,9 +367,21 @@ def validate(doc: Doc, value: Any, spec: F, path: Path_ = ()) -> Any:
         return value
     ok, cleaned = _check_scalar(kind, value, spec)
     if not ok:
-        doc.problem(path, f"expected {_expect(spec)}, got {show(value)}")
+        doc.problem(path, f"expected {_expect(spec)}{_range_note(spec, value)}, got {show(value)}")
         return None
     return cleaned
+
+
+def _range_note(spec: F, value: Any) -> str:
+    """For a number of the right sign but beyond the bounds: the bounds, in words."""
+    if not _is_number(value) or spec.kind not in ("positive", "nonnegative", "count"):
+        return ""
+    most = spec.most or NUMBER_CEILING
+    if isinstance(value, int) and value > most or isinstance(value, float) and most < value < math.inf:
+        return f" up to {most:.0e}".replace("e+", "e").replace("1e", "10^")
+    if spec.kind == "positive" and 0 < value < NUMBER_FLOOR:
+        return f" of at least {NUMBER_FLOOR:f}".rstrip("0")
+    return ""
 
 
 def _expect(spec: F) -> str:
@@ -329,7 +394,11 @@ def _expect(spec: F) -> str:
     return EXPECT.get(spec.kind, spec.kind)
 
 
-CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# Control characters, lone surrogates, bidirectional overrides and isolates (which can make a
+# title read differently from its bytes) and zero-width characters (which hide in names and ids).
+INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+CONTROL_RE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff{INVISIBLE}]")
+LINE_RE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff{INVISIBLE}]")  # CR, LF and tab too
 
 
 def _has_control(text: str) -> bool:
@@ -339,20 +408,22 @@ def _has_control(text: str) -> bool:
 
 def _check_scalar(kind: str, v: Any, spec: F) -> tuple[bool, Any]:
     if kind == "text":
+        return (isinstance(v, str) and bool(v.strip()) and LINE_RE.search(v) is None), v
+    if kind == "para":
         return (isinstance(v, str) and bool(v.strip()) and not _has_control(v)), v
     if kind in ("id", "slug"):
         pattern = ID_RE if kind == "id" else SLUG_RE
         return (isinstance(v, str) and bool(pattern.match(v)) and len(v) <= 80), v
     if kind in ("positive", "nonnegative", "share"):
-        if not _is_number(v) or not math.isfinite(v):
+        if not _is_number(v) or abs(v) > (spec.most or NUMBER_CEILING) or not math.isfinite(v):
             return False, v
         if kind == "positive":
-            return v > 0, v
+            return v >= NUMBER_FLOOR, v
         if kind == "nonnegative":
             return v >= 0, v
         return 0 < v <= 1, v
     if kind == "count":
-        return (isinstance(v, int) and not isinstance(v, bool) and v >= 1), v
+        return (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= (spec.most or NUMBER_CEILING)), v
     if kind == "date":
         return (isinstance(v, dt.date) and not isinstance(v, dt.datetime)), v
     if kind == "url":

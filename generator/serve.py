@@ -6,24 +6,41 @@ files in site/ stay exactly what a build writes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
 import threading
+import traceback
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
+from generator import guard
 from generator.build import render_site
 from generator.errors import CostpressError
-from generator.write import clean_leftovers, publish
+from generator.write import Publisher, clean_leftovers
 
 RELOAD_JS = b"""<script>
 (function () {
-  var seen = null;
+  var seen = null, box = null;
+  function show(error) {
+    if (!error) { if (box) { box.remove(); box = null; } return; }
+    if (!box) {
+      box = document.createElement('div');
+      box.setAttribute('role', 'alert');
+      box.style.cssText = 'position:fixed;inset:auto 0 0 0;max-height:60vh;overflow:auto;z-index:99999;' +
+        'margin:0;padding:1em 1.25em;background:#2b0b0b;color:#ffe9e9;font:14px/1.45 monospace;white-space:pre-wrap;' +
+        'border-top:4px solid #e5484d';
+      document.body.appendChild(box);
+    }
+    box.textContent = 'costpress: the last build failed; this is the last good site.\n\n' + error;
+  }
   function poll() {
     fetch('/__costpress/version', {cache: 'no-store'}).then(function (r) { return r.json(); }).then(function (v) {
-      if (seen !== null && v.version !== seen) { location.reload(); }
+      if (seen !== null && v.version !== seen) { location.reload(); return; }
       seen = v.version;
+      show(v.error);
     }).catch(function () {}).finally(function () { setTimeout(poll, 700); });
   }
   poll();
@@ -42,20 +59,41 @@ class State:
 
 
 def rebuild(content: Path, out: Path, templates: Path, state: State, log: Callable[[str], None]) -> None:
-    """Build once; on bad input keep serving the last good site and report why."""
+    """Build once; on any failure keep serving the last good site and report why, here and in the browser.
+
+    Whatever goes wrong, the watcher that calls this keeps running: the next
+    change tries again.
+    """
     try:
-        clean_leftovers(out)
-        result = render_site(content, templates)
-        diff = publish(result.files, out)
+        dest = guard.target(out)
+        guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
+        with guard.build_lock(dest, str(out), wait=True, say=log):
+            clean_leftovers(dest)
+            result = render_site(content, templates)
+            publisher = Publisher(dest, str(out))
+            try:
+                for rel, data in result.files.items():
+                    publisher.add(rel, data)
+            except BaseException:
+                publisher.abort()
+                raise
+            diff = publisher.finish()
     except CostpressError as exc:
-        with state.lock:
-            state.error = str(exc)
-        log(f"build failed, still serving the last good site:\n{exc}")
+        _failed(state, str(exc), log)
+        return
+    except Exception:  # a bug: say so, and keep watching
+        _failed(state, "costpress failed unexpectedly (a bug; please report it):\n" + traceback.format_exc(), log)
         return
     with state.lock:
         state.error = None
         state.version += 1
     log(f"rebuilt: {len(diff.changed) + len(diff.added)} files written, {diff.unchanged} unchanged")
+
+
+def _failed(state: State, message: str, log: Callable[[str], None]) -> None:
+    with state.lock:
+        state.error = message
+    log(f"build failed, still serving the last good site:\n{message}")
 
 
 def make_handler(out: Path, state: State):
@@ -64,13 +102,37 @@ def make_handler(out: Path, state: State):
             pass
 
         def do_GET(self) -> None:  # noqa: N802 - http.server API
+            try:
+                self._get()
+            except (ValueError, OSError):  # a malformed path (a NUL byte, a name too long): not a page
+                with contextlib.suppress(OSError):
+                    self.send_error(400, "Bad request")
+
+        def do_HEAD(self) -> None:  # noqa: N802 - http.server API
+            try:
+                super().do_HEAD()
+            except (ValueError, OSError):
+                with contextlib.suppress(OSError):
+                    self.send_error(400, "Bad request")
+
+        def _get(self) -> None:
             if self.path.startswith("/__costpress/version"):
                 with state.lock:
                     body = json.dumps({"version": state.version, "error": state.error}).encode()
                 self._send(body, "application/json")
                 return
+            if "\0" in urllib.parse.unquote(self.path):
+                self.send_error(400, "Bad request")
+                return
             path = Path(self.translate_path(self.path))
             if path.is_dir():
+                address = urllib.parse.urlsplit(self.path)
+                if not address.path.endswith("/"):  # as a static host does: relative links need the slash
+                    self.send_response(301)
+                    self.send_header("Location", urllib.parse.urlunsplit(address._replace(path=address.path + "/")))
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 path = path / "index.html"
             if path.suffix == ".html" and path.is_file():
                 html = path.read_bytes()
@@ -101,15 +163,27 @@ def watch(paths: list[Path], on_change: Callable[[], None], stop: threading.Even
     for changes in batches:
         ready.set()  # the first (empty) batch arrives once the watcher is running
         if changes:
-            on_change()
+            try:
+                on_change()
+            except Exception:  # on_change reports its own failures; nothing may stop the watching
+                traceback.print_exc()
 
 
 def start(content: Path, out: Path, templates: Path, host: str, port: int, log: Callable[[str], None]):
-    """Build, then serve and watch in background threads; returns (server, state, stop event)."""
+    """Build, then serve and watch in background threads; returns (server, state, stop event).
+
+    A folder no build may replace, or a port in use, is an error before anything is built.
+    """
+    guard.refuse_place(guard.target(out), str(out), [("content", content), ("templates", templates)])
     state = State()
+    try:
+        server = http.server.ThreadingHTTPServer((host, port), make_handler(out, state))
+    except OSError as exc:
+        raise CostpressError(
+            f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another with --port (0 picks a free one)"
+        ) from None
     rebuild(content, out, templates, state, log)
     out.mkdir(parents=True, exist_ok=True)
-    server = http.server.ThreadingHTTPServer((host, port), make_handler(out, state))
     stop, ready = threading.Event(), threading.Event()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     threading.Thread(

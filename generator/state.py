@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -27,17 +28,81 @@ def state_path(out: Path) -> Path:
     return out.parent / f".{out.name}.build-state"
 
 
+class OddInput(Exception):
+    """An input tree holds a special file, or a link that leads out of it: no digest, no shortcut."""
+
+
 def _walk(folder: Path) -> list[Path]:
+    """Every file under folder, links followed while they stay inside it; OddInput for anything else."""
     found = []
-    for root, dirs, names in os.walk(folder):
+    top = os.path.realpath(folder)
+    seen: set[str] = set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen or not _inside(real, top):  # a link loop, or a link out of the tree
+            raise OddInput(root)
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        found += [Path(root) / n for n in sorted(names)]
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            if not _plain_file(path, top):
+                raise OddInput(path)
+            found.append(Path(path))
     return found
 
 
-def inputs_digest(content: Path, templates: Path) -> str:
-    """sha256 over every input file's path and bytes, costpress's source and library versions."""
-    return _digest((("content", content), ("templates", templates)))
+def _inside(real: str, top: str) -> bool:
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _plain_file(path: str, top: str) -> bool:
+    """A regular file (through links that stay inside `top`)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # a dangling link
+        return False
+    if not stat.S_ISREG(mode):
+        return False
+    return not os.path.islink(path) or _inside(os.path.realpath(path), top)
+
+
+def odd_inputs(folder: Path, label: str) -> list[str]:
+    """One line for each special file, dangling link, link loop or link out of `folder`, never its contents."""
+    out = []
+    top = os.path.realpath(folder)
+    seen: set[str] = set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen or not _inside(real, top):
+            out.append(
+                f"{root}: a link that leads out of the {label} folder (or back into itself); costpress reads "
+                "only files inside it"
+            )
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            if os.path.islink(path) and not os.path.exists(path):
+                out.append(f"{path}: a link to nothing; remove it")
+            elif os.path.islink(path) and not _inside(os.path.realpath(path), top):
+                out.append(f"{path}: a link that leads out of the {label} folder; costpress reads only files inside it")
+            elif not _plain_file(path, top):
+                out.append(f"{path}: not a regular file (a pipe, socket or device); remove it")
+    return out
+
+
+def inputs_digest(content: Path, templates: Path) -> str | None:
+    """sha256 over every input file's path and bytes, costpress's source and library versions.
+
+    None when an input folder holds a special file or a link out of it: the
+    build then runs in full and reports it.
+    """
+    try:
+        return _digest((("content", content), ("templates", templates)))
+    except OddInput:
+        return None
 
 
 def code_digest(templates: Path) -> str:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import multiprocessing.connection as mpc
+import os
+import signal
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -50,7 +52,7 @@ class Workers:
             for _ in range(count):
                 reader, writer = ctx.Pipe(duplex=False)
                 _widen(writer)
-                proc = ctx.Process(target=_serve, args=(func, self._tasks, writer), daemon=True)
+                proc = ctx.Process(target=_serve, args=(func, self._tasks, writer, os.getpid()), daemon=True)
                 proc.start()
                 writer.close()  # the worker holds the only write end: its exit shows as end of file
                 self._procs.append(proc)
@@ -175,8 +177,27 @@ def _widen(conn: mpc.Connection) -> None:
 PIPE_BYTES = 1 << 20
 
 
-def _serve(func: Callable[[Any], Any], tasks, results: mpc.Connection) -> None:
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux), so no worker outlives a killed build.
+
+    A worker whose parent is already gone when this runs exits at once.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the workers still stop when their task pipe closes
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _serve(func: Callable[[Any], Any], tasks, results: mpc.Connection, parent: int) -> None:
     """A worker's loop: take a chunk, send back its results, until told to stop."""
+    die_with_parent(parent)
     gc.enable()  # the main process may have paused its collector for a build (cli); pages make garbage here
     while True:
         item = tasks.get()

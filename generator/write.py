@@ -8,6 +8,7 @@ change are hard-linked from the old tree and keep their modification time.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -16,6 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import guard
 from generator.errors import BuildError
 
 AT_FDCWD = -100
@@ -88,6 +90,9 @@ class Files:
     def names(self) -> set[str]:
         return set(self._files)
 
+    def paths(self) -> list[str]:
+        return list(self._files)
+
     def folders(self) -> dict[str, int]:
         """Every folder the files need, as state.output_stats names it ('.', 'a/', 'a/b/'), and its file count."""
         counts = dict.fromkeys([".", *(f"{folder}/" for folder in self._folders)], 0)
@@ -126,9 +131,15 @@ class Diff:
 
 def existing(out: Path) -> dict[str, str]:
     """Files under the output folder by relative POSIX path."""
+    return scan(out)[0]
+
+
+def scan(out: Path) -> tuple[dict[str, str], list[str]]:
+    """Files under the output folder by relative POSIX path, and the links and special files among them."""
     found: dict[str, str] = {}
+    odd: list[str] = []
     if not out.is_dir():
-        return {}
+        return {}, []
     pending = [("", os.fspath(out))]
     while pending:
         prefix, folder = pending.pop()
@@ -138,7 +149,9 @@ def existing(out: Path) -> dict[str, str]:
                     pending.append((prefix + entry.name + "/", entry.path))
                 else:
                     found[prefix + entry.name] = entry.path
-    return {rel: found[rel] for rel in sorted(found)}
+                    if not entry.is_file(follow_symlinks=False):
+                        odd.append(prefix + entry.name)
+    return {rel: found[rel] for rel in sorted(found)}, sorted(odd)
 
 
 def compare(files: Files, out: Path, have: dict[str, str] | None = None) -> Diff:
@@ -207,19 +220,24 @@ def _siblings(out: Path) -> tuple[Path, Path]:
 
 
 def clean_leftovers(out: Path) -> None:
-    """Undo what an interrupted build left beside the output folder.
+    """Undo what an interrupted build left beside the output folder (call it holding the build lock).
 
     If a build died between the two renames of the fallback swap, the old site
-    sits in .<name>.old with no output folder: put it back first.
+    sits in .<name>.old with no output folder: put it back first. A leftover
+    is deleted only when a build made it (it holds the staging marker, or the
+    site marker, or no file at all); anything else by that name is refused.
     """
     staging, old = _siblings(out)
-    if old.is_dir() and not out.exists():
+    if old.is_dir() and not old.is_symlink() and not out.exists() and not out.is_symlink():
         os.rename(old, out)
     for path in (staging, old):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
+        if not path.exists() and not path.is_symlink():
+            continue
+        if path.is_symlink() or not path.is_dir() or not guard.is_ours(path):
+            raise BuildError(
+                f"refusing to build: {path} is in the way, and costpress did not make it; move it elsewhere"
+            )
+        guard.remove_tree(path)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -249,14 +267,25 @@ class Publisher:
     error before that) removes the staging folder and leaves the site as it was.
     """
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, shown: str | None = None):
+        """`out` as guard.target gives it (absolute, links followed); `shown` is how the user named it."""
+        shown = shown or str(out)
         clean_leftovers(out)
         if out.exists() and not out.is_dir():
-            raise BuildError(f"{out} exists and is not a folder")
+            raise BuildError(f"refusing to build into {shown}: it exists and is not a folder")
         self.out = out
-        self.have = existing(out)
+        self.have, links = scan(out)
+        guard.check_owned(shown, self.have, links)
         self.staging, self.old = _siblings(out)
         self._base = os.fspath(self.staging)
+        try:
+            os.makedirs(self.staging)
+            # the marker with no files listed: a build killed before the end leaves a tree the next one may delete
+            _write_file(f"{self._base}/{guard.MARKER}", guard.manifest(()))
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                guard.remove_tree(self.staging, missing_ok=True)
+            raise BuildError(f"cannot write the new site beside {shown}: {exc}") from None
         self._paths = Files()  # checks every output path; holds no bytes
         self.changed: list[str] = []
         self.added: list[str] = []
@@ -402,7 +431,8 @@ class Publisher:
 
     def abort(self) -> None:
         self._stop_flushing()
-        shutil.rmtree(self.staging, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            guard.remove_tree(self.staging, missing_ok=True)
 
     def folder_stats(self) -> dict[str, list[int]] | None:
         """After `finish`: what state.output_stats would read from the output folder, from a stat per folder.
@@ -450,6 +480,10 @@ class Publisher:
                 self._seen.pop(_folder_of(rel), None)  # a link changes its folder's mtime
                 self._folder(rel.rpartition("/")[0])
                 target = f"{self._base}/{rel}"
+                if rel == guard.MARKER:  # replaces the placeholder written when staging began, in one step
+                    os.link(self.have[rel], f"{target}.new")
+                    os.rename(f"{target}.new", target)
+                    continue
                 try:
                     os.link(self.have[rel], target)  # same bytes: share the file, keep its mtime
                 except OSError:
@@ -462,15 +496,19 @@ class Publisher:
             raise
         if out.exists():
             if _exchange(staging, out):
-                shutil.rmtree(staging)
+                guard.remove_tree(staging)
             else:
                 os.rename(out, old)
                 os.rename(staging, out)
-                shutil.rmtree(old)
+                guard.remove_tree(old)
         else:
             out.parent.mkdir(parents=True, exist_ok=True)
             os.rename(staging, out)
         return diff
+
+    def paths(self) -> list[str]:
+        """Every file this build recorded so far."""
+        return list(self._paths.names())
 
 
 def publish(files: Files, out: Path) -> Diff:

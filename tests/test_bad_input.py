@@ -1,11 +1,15 @@
 """The bad-input corpus: every file in tests/bad/ breaks the content in one way.
 
 Each case must fail the build with exit status 1, no traceback, messages that
-name the file, line and field, and an output folder left exactly as it was.
+name the file, line and field, and an output folder left exactly as it was
+(bytes and modification times). A case edits one file (`replace`), writes
+one (`text`), deletes one, or makes it a named pipe (`fifo`) or a link
+(`symlink`).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,11 @@ def apply_case(case: dict, tmp: Path) -> Path:
     target = content / case["file"]
     if case.get("delete"):
         target.unlink()
+    elif case.get("fifo"):
+        os.mkfifo(target)
+    elif "symlink" in case:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(case["symlink"])
     elif "text" in case:
         target.parent.mkdir(parents=True, exist_ok=True)  # e.g. families/, which tests leave out
         target.write_text(case["text"])
@@ -56,7 +65,7 @@ def snapshot(folder: Path) -> dict:
 
 
 def test_corpus_is_big_enough():
-    assert len(CASES) >= 50
+    assert len(CASES) >= 100
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
@@ -74,4 +83,8 @@ def test_bad_input(path, tmp_path, monkeypatch, published):
     error_lines = [line for line in output.splitlines() if line.startswith("error: ")]
     assert error_lines and all(len(line) < 400 for line in error_lines)
     assert snapshot(published) == before
-    assert not [p for p in published.parent.glob(".site.*") if p.name not in (".site.build-state", ".site.page-cache")]
+    assert not [
+        p
+        for p in published.parent.glob(".site.*")
+        if p.name not in (".site.build-state", ".site.page-cache", ".site.lock")
+    ]

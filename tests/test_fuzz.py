@@ -96,7 +96,9 @@ def check_outcome(result, out: Path, before: dict) -> None:
         ), result.output
         assert tree(out) == before
         return
-    assert not [p for p in out.parent.glob(".site.*") if p.name not in (".site.build-state", ".site.page-cache")]
+    assert not [
+        p for p in out.parent.glob(".site.*") if p.name not in (".site.build-state", ".site.page-cache", ".site.lock")
+    ]
     for path in out.rglob("*"):
         if path.suffix == ".html":
             soup = BeautifulSoup(path.read_text(), "html.parser")

@@ -133,7 +133,7 @@ def test_background_flushes_stop_with_the_publisher(tmp_path, monkeypatch):
     import threading
     import time
 
-    from generator import write
+    from generator import guard, write
 
     calls = []
     monkeypatch.setattr(write.os, "sync", lambda: calls.append(1))
@@ -143,6 +143,7 @@ def test_background_flushes_stop_with_the_publisher(tmp_path, monkeypatch):
         publisher = write.Publisher(out)
         publisher.start_flushing()
         publisher.add("index.html", b"<p>new</p>")
+        publisher.add(guard.MARKER, guard.manifest(["index.html"]))
         deadline = time.monotonic() + 5
         while not calls and time.monotonic() < deadline:
             time.sleep(0.01)

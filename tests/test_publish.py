@@ -122,7 +122,7 @@ def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path
     """figures.json reaches the Publisher as pieces; writev may write less than asked, and the rest follows."""
     import os
 
-    from generator import write
+    from generator import guard, write
 
     real = os.writev
     monkeypatch.setattr(write.os, "writev", lambda fd, views: real(fd, [bytes(b"".join(views))[:7]]))
@@ -131,6 +131,7 @@ def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path
     out.mkdir()
     (out / "same.json").write_bytes(b"".join(pieces))
     (out / "other.json").write_bytes(b"x" * sum(map(len, pieces)))
+    (out / guard.MARKER).write_bytes(guard.manifest(["same.json", "other.json"]))  # a site costpress wrote
     pub = write.Publisher(out)
     for name in ("same.json", "other.json", "new.json"):
         pub.add(name, list(pieces))

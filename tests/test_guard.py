@@ -1,0 +1,320 @@
+"""Never lose a file: what --out accepts, one build at a time, workers that die with the build.
+
+Every test here works inside its own temporary folder, with HOME pointed at a
+temporary folder too: none of them may touch a real home folder.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, TEMPLATES, make_content, run_cli
+
+from generator import guard
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import run as bench  # noqa: E402  (the benchmark's synthetic content)
+
+
+@pytest.fixture(autouse=True)
+def fake_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("keep me")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def snapshot(folder: Path) -> dict:
+    """Every file and link under folder, with bytes and modification time."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            out[path.relative_to(folder).as_posix()] = ("link", os.readlink(path))
+        elif path.is_file():
+            out[path.relative_to(folder).as_posix()] = (path.read_bytes(), path.stat().st_mtime_ns)
+    return out
+
+
+def cli_build(content: Path, out: Path | str, *extra: str):
+    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
+
+
+def refused(result, *words: str) -> None:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.output
+    for word in words:
+        assert word in errors[0], errors[0]
+
+
+def test_out_at_the_home_folder_is_refused(tmp_path, fake_home):
+    content = make_content(tmp_path)
+    before = snapshot(fake_home)
+    refused(cli_build(content, fake_home), "it is your home folder")
+    refused(cli_build(content, fake_home.parent), "it contains your home folder")
+    assert snapshot(fake_home) == before
+
+
+def test_out_at_the_root_is_refused(tmp_path):
+    refused(cli_build(make_content(tmp_path), "/"), "it is the file-system root")
+
+
+def test_out_at_the_content_or_templates_folder_or_around_them_is_refused(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    make_content(repo)
+    templates = repo / "templates"
+    (repo / ".git").mkdir()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    import shutil
+
+    shutil.copytree(TEMPLATES, templates)
+    before = snapshot(repo)
+    monkeypatch.chdir(repo)
+    for out, words in [
+        ("content", "it is the content folder"),
+        ("templates", "it is the templates folder"),
+        (".", "it contains the content folder"),
+        ("content/site", "it lies inside the content folder"),
+    ]:
+        result = run_cli("build", "--content", "content", "--templates", "templates", "--out", out)
+        refused(result, words)
+    assert snapshot(repo) == before
+
+
+def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):
+    content = make_content(tmp_path)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work")
+    before = snapshot(out)
+    refused(cli_build(content, out), "no .costpress marker", "thesis.tex")
+    assert snapshot(out) == before
+
+
+def test_a_built_site_with_a_file_added_later_is_refused_until_it_is_moved(tmp_path):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    (out / "CNAME").write_text("costs.example\n")
+    before = snapshot(out)
+    refused(cli_build(content, out, "--force"), "costpress did not write CNAME")
+    assert snapshot(out) == before
+    (out / "CNAME").unlink()
+    assert cli_build(content, out, "--force").exit_code == 0
+
+
+def test_an_empty_folder_is_accepted_and_gets_the_marker(tmp_path):
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert cli_build(make_content(tmp_path), out).exit_code == 0
+    listed = (out / guard.MARKER).read_text().splitlines()
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != guard.MARKER)
+    assert [line for line in listed if not line.startswith("#")] == files
+
+
+def test_a_link_to_the_site_publishes_into_its_target_and_stays_a_link(tmp_path):
+    content = make_content(tmp_path)
+    real = tmp_path / "public" / "site"
+    assert cli_build(content, real).exit_code == 0
+    link = tmp_path / "site"
+    link.symlink_to(real)
+    edited = make_content(
+        tmp_path / "b",
+        {"prices/nodus/2026-11-05.yaml": lambda t: t.replace("usd_per_hour: 2.60", "usd_per_hour: 2.40")},
+    )
+    result = cli_build(edited, link)
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert cli_build(edited, real, "--check").exit_code == 0  # the target holds the new prices
+    assert not list(tmp_path.glob(".site.*"))  # nothing beside the link
+
+
+def test_a_leftover_folder_costpress_did_not_make_is_refused(tmp_path):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    stranger = tmp_path / ".site.staging"
+    stranger.mkdir()
+    (stranger / "draft.md").write_text("mine")
+    refused(cli_build(content, out), ".site.staging is in the way")
+    assert (stranger / "draft.md").read_text() == "mine"
+
+
+def test_a_stale_staging_folder_from_a_killed_build_is_cleared(tmp_path):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    staging = tmp_path / ".site.staging"
+    (staging / "half-written").mkdir(parents=True)
+    (staging / guard.MARKER).write_bytes(guard.manifest(()))
+    (staging / "half-written" / "index.html").write_text("<p>")
+    result = cli_build(content, out, "--force")
+    assert result.exit_code == 0, result.output
+    assert not staging.exists()
+
+
+def test_a_second_build_waits_or_says_who_holds_the_folder(tmp_path):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    holder = os.open(guard.lock_path(out), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        os.write(holder, b"4242\n")
+        refused(cli_build(content, out, "--no-wait"), "another build of", "is running (pid 4242)")
+        assert not out.exists()
+        done = []
+        waiter = threading.Thread(target=lambda: done.append(cli_build(content, out)))
+        waiter.start()
+        time.sleep(1.0)
+        assert not done, "the second build did not wait for the lock"
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        waiter.join(60)
+        assert done and done[0].exit_code == 0, done and done[0].output
+        assert "waiting: another build of" in done[0].output
+    finally:
+        os.close(holder)
+
+
+@pytest.fixture(scope="module")
+def thousand(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("thousand") / "content"
+    bench.synthetic_content(dest, 1000)
+    return dest
+
+
+def costpress(*args: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "generator", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,
+    )
+
+
+def test_two_builds_at_once_never_publish_a_broken_site(tmp_path, thousand):
+    """Twenty rounds of two builds of a 1,000-page site started together, every other round with a price change."""
+    out = tmp_path / "site"
+    other = tmp_path / "other"
+    import shutil
+
+    shutil.copytree(thousand, other)
+    snapshot_file = next((other / "prices").glob("*/2026-11-01.yaml"))
+    snapshot_file.write_text(snapshot_file.read_text().replace("usd_per_hour: ", "usd_per_hour: 1", 1))
+    for round_ in range(20):
+        contents = (thousand, other) if round_ % 2 else (thousand, thousand)
+        runs = [
+            costpress("build", "--content", str(c), "--out", str(out), "--templates", str(TEMPLATES)) for c in contents
+        ]
+        outputs = [(p.wait(120), p.stdout.read()) for p in runs]
+        assert all(code == 0 for code, _ in outputs), outputs
+        assert "Traceback" not in "".join(text for _, text in outputs)
+        waited = [c for c, (_, text) in zip(contents, outputs, strict=True) if "waiting: another build" in text]
+        # the build that waited published last; where neither waited, one of the two did
+        candidates = waited[:1] or list(dict.fromkeys(contents))
+        checks = [cli_build(c, out, "--check").exit_code for c in candidates]
+        assert 0 in checks, f"round {round_}: the published site is not what the last build produces"
+        assert not [p for p in tmp_path.glob(".site.*") if p.name.endswith((".staging", ".old"))]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_killing_the_build_kills_its_workers_and_the_next_build_succeeds(tmp_path, thousand):
+    out = tmp_path / "site"
+    proc = costpress(
+        "build", "--content", str(thousand), "--out", str(out), "--templates", str(TEMPLATES), "--jobs", "2"
+    )
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while len(workers) < 2:  # the pool's workers (multiprocessing adds no helper with fork)
+        assert time.monotonic() < deadline and proc.poll() is None, "no workers started"
+        workers = _children(proc.pid)
+        time.sleep(0.02)
+    time.sleep(0.3)  # let them write into the staging folder
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    gone = time.monotonic() + 1.0
+    while any(_alive(w) for w in workers) and time.monotonic() < gone:
+        time.sleep(0.02)
+    assert not [w for w in workers if _alive(w)], "a worker outlived its killed parent by more than a second"
+    again = costpress("build", "--content", str(thousand), "--out", str(out), "--templates", str(TEMPLATES))
+    code = again.wait(120)
+    text = again.stdout.read()
+    assert code == 0 and "Traceback" not in text, text
+    assert cli_build(thousand, out, "--check").exit_code == 0
+
+
+def test_the_no_op_shortcut_sees_edits_through_a_linked_content_folder(tmp_path):
+    real = make_content(tmp_path)
+    link = tmp_path / "content-link"
+    link.symlink_to(real)
+    out = tmp_path / "site"
+    assert cli_build(link, out).exit_code == 0
+    assert "nothing to build" in cli_build(link, out).output
+    snap = real / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 2.60", "usd_per_hour: 2.40"))
+    result = cli_build(link, out)
+    assert "nothing to build" not in result.output and result.exit_code == 0
+    assert cli_build(real, out, "--check").exit_code == 0
+
+
+def test_a_pipe_in_the_templates_folder_is_an_error_not_a_hang(tmp_path):
+    import shutil
+
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, templates)
+    os.mkfifo(templates / "stuck.html")
+    result = run_cli("build", "--content", str(make_content(tmp_path)), "--out", str(tmp_path / "site"),
+                     "--templates", str(templates))  # fmt: skip
+    refused(result, "stuck.html: not a regular file")
+
+
+def test_missing_folders_and_bad_dates_are_one_line_errors(tmp_path):
+    content = make_content(tmp_path)
+    result = run_cli("build", "--content", str(content), "--templates", str(tmp_path / "nope"),
+                     "--out", str(tmp_path / "site"))  # fmt: skip
+    refused(result, "--templates:", "is not a folder")
+    refused(run_cli("new", "article", "x", "--date", "2026-13-01", "--content", str(content)),
+            "--date: expected a real date")  # fmt: skip
+    huge = run_cli("estimate", "--content", str(content), "--model", "llama-3.3-70b", "--method", "lora",
+                   "--tokens", str(10**400))  # fmt: skip
+    assert huge.exit_code == 2 and "--tokens" in huge.output and "expected a token count" in huge.output
+
+
+def test_csv_cells_behind_white_space_cannot_start_a_formula():
+    from generator.render import _csv_text
+
+    for text in ("=1+1", " =1+1", "\r=1+1", "\n=HYPERLINK(1)", "\t@SUM(1)", " \t-2+3"):
+        assert _csv_text(text).startswith("'"), text
+    assert _csv_text("Nodus, 1 × H100") == "Nodus, 1 × H100"
