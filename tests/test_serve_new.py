@@ -63,3 +63,60 @@ def test_new_article_scaffolds_a_buildable_source(tmp_path):
     assert result.exit_code == 0, result.output
     assert (out / "my-flops" / "index.html").is_file()
     assert run_cli("new", "article", "../x", "--content", str(content)).exit_code == 1
+
+
+def test_serve_survives_a_crash_shows_it_and_answers_odd_addresses(tmp_path, monkeypatch):
+    import socket
+    import urllib.error
+
+    import pytest
+
+    from generator import serve
+    from generator.errors import CostpressError
+
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    server, state, stop = start(content, out, TEMPLATES, "127.0.0.1", 0, lambda line: None)
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        real = serve.render_site
+        calls = []
+
+        def crash_once(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == 1:
+                raise RuntimeError("boom")
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(serve, "render_site", crash_once)
+        snapshot = content / "prices" / "spark-rental" / "2026-10-28.yaml"
+        text = snapshot.read_text()
+        snapshot.write_text(text.replace("usd_per_hour: 0.75", "usd_per_hour: 0.80"))
+        deadline = time.monotonic() + 30
+        while state.error is None:
+            assert time.monotonic() < deadline, "the crash was not reported"
+            time.sleep(0.1)
+        assert "RuntimeError: boom" in json.loads(fetch(f"{base}/__costpress/version"))["error"]
+        assert b"the last build failed" in fetch(f"{base}/dgx-spark-70b-qlora-cost/")  # the overlay's script
+        version = state.version
+        snapshot.write_text(text.replace("usd_per_hour: 0.75", "usd_per_hour: 0.85"))  # the watcher is still alive
+        while state.version == version:
+            assert time.monotonic() < deadline, "no rebuild after the crash"
+            time.sleep(0.1)
+        assert state.error is None
+        with pytest.raises(urllib.error.HTTPError) as bad:
+            fetch(f"{base}/%00")
+        assert bad.value.code == 400
+        request = urllib.request.Request(f"{base}/dgx-spark-70b-qlora-cost")
+        opener = urllib.request.build_opener(type("NoRedirect", (urllib.request.HTTPRedirectHandler,), {
+            "redirect_request": lambda *a, **k: None}))  # fmt: skip
+        with pytest.raises(urllib.error.HTTPError) as moved:
+            opener.open(request, timeout=5)
+        assert moved.value.code == 301 and moved.value.headers["Location"] == "/dgx-spark-70b-qlora-cost/"
+        with socket.create_connection(("127.0.0.1", server.server_address[1])):
+            pass
+        with pytest.raises(CostpressError, match="cannot serve on 127.0.0.1:.*--port"):
+            start(content, tmp_path / "other", TEMPLATES, "127.0.0.1", server.server_address[1], lambda line: None)
+    finally:
+        stop.set()
+        server.shutdown()
