@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -356,6 +357,45 @@ def changes(
     click.echo(ch.render_markdown(found) if form == "markdown" else ch.render_text(found), nl=False)
     if found:
         raise click.exceptions.Exit(3)
+
+
+@cli.command("import-model")
+@click.argument("config", metavar="CONFIG.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--id", "model_id", required=True, help="Model id for models.yaml, e.g. qwen2.5-32b.")
+@click.option("--name", required=True, help="Name shown on pages, e.g. 'Qwen2.5 32B'.")
+@click.option("--published", type=click.IntRange(1, 10**14), default=None, help="Published parameter total, checked.")
+@click.option("--source", default=None, help="Where the config comes from (default: the file's name).")
+@click.option("--url", default=None, help="Public address of the model or its config.")
+@content_option
+def import_model(
+    config: Path, model_id: str, name: str, published: int | None, source: str | None, url: str | None, content: Path
+) -> None:
+    """Add a model to content/models.yaml from its Hugging Face config.json, with its parameters counted."""
+    from generator import models_file
+    from generator.schema import ID_RE, LINE_RE
+
+    if not ID_RE.match(model_id):
+        raise CostpressError(f"--id: expected lower-case letters, digits, '.' and '-', got {model_id!r}")
+    if not name.strip() or LINE_RE.search(name):
+        raise CostpressError("--name: expected one line of text without control characters")
+    if url is not None and not re.match(r"^https?://[^\s<>\"']+$", url):
+        raise CostpressError(f"--url: expected an http(s) address, got {url!r}")
+    arch = models_file.read_config(config)
+    total, active = arch.parameters(), arch.parameters(active=True)
+    if published is not None and published != total:
+        raise CostpressError(
+            f"{config}: the architecture gives {total:,} parameters, --published says {published:,}; not written"
+        )
+    target = content / "models.yaml"
+    try:
+        text = target.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
+    entry = models_file.entry_text(model_id, name, arch, published, source or f"config.json ({config.name})", url)
+    merged, replaced = models_file.merge(text, model_id, entry)
+    target.write_text(merged, encoding="utf-8")
+    moe = f", {active:,} active per token" if arch.moe else ""
+    click.echo(f"{'replaced' if replaced else 'added'} {model_id} in {target}: {total:,} parameters{moe}")
 
 
 @cli.command("import-prices")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import os
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.engine.architecture import FAMILIES, Architecture
+from generator.engine.memory import LORA_TARGETS
 from generator.errors import ContentError
 from generator.schema import Doc, F, list_of, opt, parse_yaml, read_text, record, validate
 from generator.state import odd_inputs
@@ -69,6 +72,30 @@ HARDWARE = record(
     }
 )
 
+# What engine.architecture needs to count a model's parameters (costpress import-model writes it).
+ARCHITECTURE = record(
+    {
+        "family": F("choice", choices=tuple(FAMILIES)),
+        "vocab_size": F("count", most=1e7),
+        "hidden_size": F("count", most=1e6),
+        "layers": F("count", most=10_000),
+        "attention_heads": F("count", most=10_000),
+        "kv_heads": F("count", most=10_000),
+        "head_dim": F("count", most=100_000),
+        "mlp_size": opt("nonnegative"),
+        "tied_embeddings": F("bool"),
+        "qkv_bias": opt("bool"),
+        "qk_norm": opt("bool"),
+        "norms_per_layer": opt("count"),
+        "experts": opt("count"),
+        "experts_per_token": opt("count"),
+        "expert_mlp_size": opt("count"),
+        "shared_expert_mlp_size": opt("count"),
+        "moe_layers": opt("count"),
+    },
+    required=False,
+)
+
 MODELS = record(
     {
         "models": list_of(
@@ -76,13 +103,29 @@ MODELS = record(
                 {
                     "id": F("id"),
                     "name": F("text"),
-                    "parameters": F("count", most=1e14),
+                    # the published total; with an architecture it is checked against the computed count
+                    "parameters": opt("count", most=1e14),
                     "weights_gb": opt("positive"),
+                    "architecture": ARCHITECTURE,
                     **SOURCE_FIELDS,
                 }
             )
         )
     }
+)
+
+# How a method stores and trains the model: what engine.memory needs.
+TRAINING = record(
+    {
+        "weights": F("choice", choices=("bf16", "int8", "nf4")),
+        "trainable": F("choice", choices=("all", "lora")),
+        "optimizer": F("choice", choices=("adamw", "adamw-8bit")),
+        "master_weights": F("bool"),
+        "checkpointing": F("bool"),
+        "lora_rank": opt("count"),
+        "lora_targets": list_of(F("choice", choices=LORA_TARGETS), required=False),
+    },
+    required=False,
 )
 
 METHODS = record(
@@ -96,6 +139,7 @@ METHODS = record(
                     "forward": F("positive"),
                     "recompute": F("nonnegative"),
                     "backward": F("positive"),
+                    "training": TRAINING,
                     **SOURCE_FIELDS,
                 }
             )
@@ -263,10 +307,18 @@ class Gpu:
 class Model:
     id: str
     name: str
-    parameters: int
+    parameters: int  # the total: computed from the architecture where there is one
     weights_gb: float | None
     source: str
     url: str | None
+    architecture: Architecture | None = None
+    published_parameters: int | None = None
+
+    @property
+    def active_parameters(self) -> int:
+        """Parameters one token passes through: what training operations count (all, for a dense model)."""
+        arch = self.architecture
+        return arch.parameters(active=True) if arch is not None and arch.moe else self.parameters
 
 
 @dataclass(frozen=True)
@@ -279,6 +331,7 @@ class Method:
     backward: float
     source: str
     url: str | None
+    training: tuple | None = None  # (key, value) pairs of the methods.yaml training block
 
     @property
     def ops_per_param(self) -> float:
@@ -544,12 +597,16 @@ def load_content(root: Path) -> Catalog:
                 suite_docs.append((doc, raw["time_to_train"]))
 
     gpus = _index(hw_doc, hw["gpus"], "id", Gpu, "gpus") if hw else {}
-    models = _index(models_doc, models_raw["models"], "id", Model, "models") if models_raw else {}
+    models = _models(models_doc, models_raw["models"]) if models_raw else {}
     methods: dict[str, Method] = {}
     memory: dict[tuple[str, str], Memory] = {}
     evaluation = None
     if methods_raw:
         methods = _index(methods_doc, methods_raw["methods"], "id", Method, "methods")
+        for mid, method in methods.items():  # a hashable record of the training block
+            if method.training:
+                kept = {k: tuple(v) if isinstance(v, list) else v for k, v in method.training.items() if v is not None}
+                methods[mid] = dataclasses.replace(method, training=tuple(sorted(kept.items())))
         if methods_raw["evaluation"]:
             evaluation = Evaluation(**methods_raw["evaluation"])
         for i, m in enumerate(methods_raw["memory"] or []):
@@ -606,6 +663,50 @@ def load_content(root: Path) -> Catalog:
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )
+
+
+def _models(doc: Doc, items: list) -> dict[str, Model]:
+    """Models by id; an architecture's computed count must equal the published total where both are given."""
+    out: dict[str, Model] = {}
+    for i, item in enumerate(items or []):
+        if not item or item.get("id") is None:
+            continue
+        if item["id"] in out:
+            doc.problem(("models", i, "id"), f"duplicate id {item['id']!r}")
+            continue
+        raw = item.get("architecture")
+        arch = _architecture(doc, ("models", i, "architecture"), raw) if raw else None
+        published = item.get("parameters")
+        if arch is None and published is None:
+            doc.problem(("models", i, "parameters"), "missing; give the published total, an architecture, or both")
+            continue
+        total = published
+        if arch is not None:
+            total = arch.parameters()
+            if published is not None and published != total:
+                doc.problem(
+                    ("models", i, "parameters"),
+                    f"the architecture gives {total:,} parameters, the published total is {published:,}; "
+                    "one of the two is wrong",
+                )
+        fields = {k: v for k, v in item.items() if k not in ("architecture", "parameters")}
+        out[item["id"]] = Model(**fields, parameters=total, architecture=arch, published_parameters=published)
+    return out
+
+
+def _architecture(doc: Doc, path: tuple, raw: dict) -> Architecture | None:
+    if any(raw.get(k) is None for k, f in ARCHITECTURE.record.items() if f.required):
+        return None
+    values = {k: v for k, v in raw.items() if v is not None}
+    values["mlp_size"] = int(values.get("mlp_size", 0))
+    arch = Architecture(**values)
+    if arch.moe and not (arch.experts_per_token and arch.expert_mlp_size and arch.moe_layers):
+        doc.problem(path + ("experts",), "a mixture of experts needs experts_per_token, expert_mlp_size and moe_layers")
+        return None
+    if arch.dense_layers and not arch.mlp_size:
+        doc.problem(path + ("mlp_size",), "missing; the dense layers need their MLP size")
+        return None
+    return arch
 
 
 def _suites(docs: list, models: dict, methods: dict, gpus: dict, loaded: dict) -> dict[str, Suite]:

@@ -1,0 +1,130 @@
+"""Parameter counts from architectures: every shared config against its published total, and by hand."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import TEMPLATES, make_content, run_cli
+
+from generator.engine.architecture import UnknownArchitecture, from_config
+
+CONFIGS = Path(__file__).parent / "fixtures" / "model-configs"
+
+
+def published() -> dict[str, tuple[int, int | None]]:
+    """The totals in the configs' README (taken from each repository's safetensors files)."""
+    out = {}
+    for line in (CONFIGS / "README.md").read_text().splitlines():
+        m = re.match(r"\| (\S+) \| ([\d,]+) \| ([\d,]+|same)", line)
+        if m:
+            active = None if m.group(3) == "same" else int(m.group(3).replace(",", ""))
+            out[m.group(1)] = (int(m.group(2).replace(",", "")), active)
+    return out
+
+
+TOTALS = published()
+
+
+def test_every_shared_config_is_listed():
+    assert sorted(TOTALS) == sorted(p.stem for p in CONFIGS.glob("*.json")) and len(TOTALS) == 11
+
+
+@pytest.mark.parametrize("name", sorted(TOTALS))
+def test_computed_count_equals_the_published_total(name):
+    arch = from_config(json.loads((CONFIGS / f"{name}.json").read_text()))
+    total, active = TOTALS[name]
+    assert arch.parameters() == total
+    assert arch.parameters(active=True) == (active or total)
+
+
+def test_mixtral_counts_by_hand():
+    h, v, layers, kv, i, experts = 4096, 32000, 32, 8 * 128, 14336, 8
+    attention = h * h + 2 * h * kv + h * h  # q, k, v, o; no biases
+    expert = 3 * h * i  # gate, up, down
+    router = h * experts
+    norms = 2 * h
+    embeddings = 2 * v * h  # input embedding and a separate output layer
+    total = embeddings + layers * (attention + experts * expert + router + norms) + h
+    active = embeddings + layers * (attention + 2 * expert + router + norms) + h
+    assert (total, active) == (46_702_792_704, 12_879_925_248)
+    arch = from_config(json.loads((CONFIGS / "mistralai__Mixtral-8x7B-v0.1.json").read_text()))
+    assert (arch.parameters(), arch.parameters(active=True)) == (total, active)
+
+
+def test_qwen2_biases_and_tied_embeddings_by_hand():
+    config = {"model_type": "qwen2", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+              "tie_word_embeddings": True}  # fmt: skip
+    head = 16
+    attention = 64 * 64 + 2 * 64 * (2 * head) + 64 * 64 + (64 + 2 * 2 * head)  # biases on q, k, v
+    layer = attention + 3 * 64 * 128 + 2 * 64
+    assert from_config(config).parameters() == 1000 * 64 + 2 * layer + 64
+
+
+def test_qwen3_moe_and_gemma2_layouts():
+    moe = {"model_type": "qwen3_moe", "vocab_size": 100, "hidden_size": 8, "num_hidden_layers": 2,
+           "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "num_experts": 4,
+           "num_experts_per_tok": 2, "moe_intermediate_size": 6, "intermediate_size": 12, "tie_word_embeddings": False,
+           "decoder_sparse_step": 1, "mlp_only_layers": [0]}  # fmt: skip
+    attention = 8 * 8 + 2 * 8 * 4 + 8 * 8 + 2 * 4  # q (2 heads x 4), k, v (1 x 4), o, q/k norms
+    dense = attention + 3 * 8 * 12 + 2 * 8
+    sparse = attention + 4 * 3 * 8 * 6 + 8 * 4 + 2 * 8
+    assert from_config(moe).parameters() == 2 * 100 * 8 + dense + sparse + 8
+    gemma = {"model_type": "gemma2", "vocab_size": 100, "hidden_size": 8, "num_hidden_layers": 1,
+             "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 12}  # fmt: skip
+    layer = 8 * 8 + 2 * 8 * 4 + 8 * 8 + 3 * 8 * 12 + 4 * 8  # four norms a layer, tied embeddings
+    assert from_config(gemma).parameters() == 100 * 8 + layer + 8
+
+
+@pytest.mark.parametrize(
+    "config, words",
+    [
+        ({"model_type": "gpt2"}, "model_type 'gpt2' is not a supported architecture"),
+        ({"model_type": "llama", "vocab_size": 10}, "hidden_size: expected a whole number"),
+        ([1, 2], "expected a JSON object"),
+    ],
+)
+def test_an_unknown_or_incomplete_config_is_an_error(config, words):
+    with pytest.raises(UnknownArchitecture, match=re.escape(words)):
+        from_config(config)
+
+
+def test_import_model_writes_an_entry_the_build_checks(tmp_path):
+    content = make_content(tmp_path)
+    config = CONFIGS / "Qwen__Qwen2.5-32B.json"
+    result = run_cli("import-model", str(config), "--id", "qwen2.5-32b", "--name", "Qwen2.5 32B",
+                     "--published", "32763876352", "--content", str(content))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "32,763,876,352 parameters" in result.output
+    models = {m["id"]: m for m in yaml.safe_load((content / "models.yaml").read_text())["models"]}
+    assert models["qwen2.5-32b"]["architecture"]["qkv_bias"] is True
+    assert models["llama-3.3-70b"]["weights_gb"] == 141  # other entries untouched
+    again = run_cli("import-model", str(CONFIGS / "meta-llama__Llama-3.3-70B-Instruct.json"), "--id",
+                    "llama-3.3-70b", "--name", "Llama 3.3 70B", "--content", str(content))  # fmt: skip
+    assert again.exit_code == 0 and "replaced llama-3.3-70b" in again.output
+    models = {m["id"]: m for m in yaml.safe_load((content / "models.yaml").read_text())["models"]}
+    assert models["llama-3.3-70b"]["weights_gb"] == 141  # keys import-model does not write are kept
+    build = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
+    assert build.exit_code == 0, build.output
+
+
+def test_a_published_total_that_disagrees_fails(tmp_path):
+    content = make_content(tmp_path)
+    wrong = run_cli("import-model", str(CONFIGS / "Qwen__Qwen2.5-7B.json"), "--id", "q", "--name", "Q",
+                    "--published", "7615616513", "--content", str(content))  # fmt: skip
+    assert wrong.exit_code == 1 and "the architecture gives 7,615,616,512 parameters" in wrong.output
+    text = (content / "models.yaml").read_text().replace("parameters: 8030261248", "parameters: 8030261249")
+    (content / "models.yaml").write_text(text)
+    build = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
+    assert build.exit_code == 1
+    assert (
+        "models[2].parameters: the architecture gives 8,030,261,248 parameters, the published total is" in build.output
+    )
+    gpt = tmp_path / "gpt2.json"
+    gpt.write_text('{"model_type": "gpt2"}')
+    unknown = run_cli("import-model", str(gpt), "--id", "g", "--name", "G", "--content", str(content))
+    assert unknown.exit_code == 1 and "not a supported architecture" in unknown.output
