@@ -17,7 +17,7 @@ from generator import charts, engine
 from generator import formatting as fmt
 from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Code, Column, Figure, Input, Table
-from generator.scenarios import gpu_inputs, price_input, setup_row, work_inputs
+from generator.scenarios import gpu_inputs, memory_need, price_input, setup_row, training_job, work_inputs
 from generator.schema import F, list_of, opt, record, validate
 
 
@@ -335,19 +335,21 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
                 path + ("method",),
                 f"no training-state memory recorded for {model.id} with {method.id} in methods.yaml",
             )
-        if not engine.fits(mem.gb, gpu.memory_gb, offer.count):
+        row = setup_row(cat, model, method, offer)
+        if not row["fits"]:
             _fail(
                 art,
                 path,
-                f"{method.name} on {model.name} needs {fmt.number(mem.gb)} GB, but "
-                f"{offer.count} x {gpu.name} holds {fmt.number(gpu.memory_gb * offer.count)} GB",
+                f"{method.name} on {model.name} needs {fmt.number(row['per_gpu_gb'], 1)} GB per GPU, but "
+                f"{offer.count} x {gpu.name} holds {fmt.number(gpu.memory_gb)} GB each",
             )
         offers.append((offer, gpu))
-        row = setup_row(cat, model, method, offer)
         rows.append({**row, "label": f"{method.name}, {row['setup']}"})
     keys = [r["key"] for r in rows]
     if len(set(keys)) != len(keys):
         _fail(art, ("setups",), "the same method and offer are listed twice")
+    for r in rows:  # the memory model's estimate, shown beside the guide's figure
+        rec(f"memory.{r['key']}.per_gpu", r["per_gpu_gb"], "GB")
     setups = pd.DataFrame(rows)
     util, startup = p["utilization"], p["startup_hours"]
     run_tokens = p["examples"] * p["tokens_per_example"] * p["epochs"]
@@ -480,7 +482,8 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
                 Column("method_name", "Method"),
                 Column("setup", "Setup"),
                 Column("state_gb", "Training state (GB)", "int", True),
-                Column("memory_gb", "GPU memory (GB)", "int", True),
+                Column("per_gpu_gb", "Memory model, per GPU (GB)", "int", True),
+                Column("memory_gb", "Setup memory (GB)", "int", True),
                 Column("peak_tflops", "Dense BF16 peak (TFLOPS)", "int", True),
                 Column("usd_per_hour", "Price per hour (USD)", "usd", True),
             ],
@@ -860,9 +863,8 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
     snaps = _snapshots(cat, art, p["providers"])
     rows = []
     for method in methods:
-        mem = cat.memory.get((model.id, method.id))
-        if mem is None:
-            _fail(art, ("methods",), f"no training-state memory recorded for {model.id} with {method.id}")
+        if cat.memory.get((model.id, method.id)) is None and training_job(model, method) is None:
+            _fail(art, ("methods",), f"no training-state memory recorded or modelled for {model.id} with {method.id}")
         for snap in snaps:
             for offer in snap.offers:
                 row = setup_row(cat, model, method, offer)
@@ -942,8 +944,11 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
     for gpu_id in sorted({r["gpu"] for r in rows}):
         inputs += gpu_inputs(cat.gpus[gpu_id])
     for method in methods:
-        mem = cat.memory[(model.id, method.id)]
-        inputs.append(Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url))
+        mem = cat.memory.get((model.id, method.id))
+        if mem is not None:
+            inputs.append(
+                Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url)
+            )
     return Context(
         values,
         blocks,
@@ -982,11 +987,13 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
     model, method = cat.models[p["model"]], cat.methods[p["method"]]
     offer = _offer(cat, art, p["offer"], ("offer",))
     gpu = cat.gpus[offer.gpu]
-    mem = cat.memory[(model.id, method.id)]
+    mem = cat.memory.get((model.id, method.id))
+    need = memory_need(model, method, gpu.memory_gb, offer.count)
     util, startup = p["utilization"], p["startup_hours"]
     peak, price = gpu.peak_tflops * offer.count, offer.usd_per_hour
+    per_gpu = rec("memory.per_gpu", need.per_gpu_gb if need else mem.gb / offer.count, "GB")
 
-    parameters = float(model.parameters)
+    parameters = float(model.active_parameters)  # a mixture of experts trains on its active parameters
 
     def costs(tokens: list[float]) -> list[dict]:
         # one setup, a few token counts: the engine's one-run arithmetic, no frame or array per page
@@ -1058,8 +1065,11 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
             "usd_per_hour": offer.usd_per_hour,
             "checked": offer.checked,
         },
-        "state_gb": mem.gb,
+        "state_gb": mem.gb if mem else None,
         "memory_gb": gpu.memory_gb * offer.count,
+        "per_gpu_gb": per_gpu,
+        "gpu_memory_gb": gpu.memory_gb,
+        "sharded": offer.count > 1,
         "utilization": util,
         "startup_minutes": startup * 60,
         "reference": ref,
@@ -1080,7 +1090,11 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
             ("work", model.id, method.id),
             lambda: [
                 *work_inputs(model, method),
-                Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url),
+                *(
+                    [Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url)]
+                    if mem
+                    else []
+                ),
             ],
         ),
         *_shared_inputs(cat, ("gpu", gpu.id), lambda: gpu_inputs(gpu)),

@@ -549,6 +549,43 @@ def estimate(
     click.echo(est.render(frame, form), nl=False)
 
 
+@cli.command("memory")
+@content_option
+@click.option("--model", required=True, help="Model id from models.yaml (with an architecture).")
+@click.option("--method", required=True, help="Method id from methods.yaml (with a training block).")
+@click.option("--gpu", required=True, help="GPU id from hardware.yaml.")
+@click.option("--count", default=1, show_default=True, type=click.IntRange(1, 4096), help="GPUs in the setup.")
+@click.option("--sequence-length", type=click.IntRange(1, 10_000_000), default=None, help="Tokens per sequence [4096].")
+@click.option("--micro-batch", type=click.IntRange(1, 100_000), default=None, help="Sequences per GPU per step [1].")
+@click.option("--checkpointing/--no-checkpointing", default=None, help="Activation checkpointing [the method's].")
+@click.option("--lora-rank", type=click.IntRange(1, 65_536), default=None, help="LoRA rank [the method's, or 16].")
+@click.option("--lora-targets", default=None, help="Projections LoRA adapts, e.g. q,k,v,o,gate,up,down.")
+@click.option("--format", "form", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def memory_command(
+    content: Path,
+    model: str,
+    method: str,
+    gpu: str,
+    count: int,
+    sequence_length: int | None,
+    micro_batch: int | None,
+    checkpointing: bool | None,
+    lora_rank: int | None,
+    lora_targets: str | None,
+    form: str,
+) -> None:
+    """Memory per GPU of one training job, part by part, and whether it fits."""
+    from generator import memory_report
+    from generator.load import load_content
+
+    cat = load_content(content)
+    targets = tuple(t.strip() for t in lora_targets.split(",") if t.strip()) if lora_targets else None
+    job, result = memory_report.report(
+        cat, model, method, gpu, count, sequence_length, micro_batch, checkpointing, lora_rank, targets
+    )
+    click.echo(memory_report.render(cat, model, method, gpu, job, result, form), nl=False)
+
+
 @cli.command()
 @content_option
 @click.option(

@@ -28,7 +28,6 @@ def estimate(
         raise CostpressError(f"--model: unknown model {model!r}; known: {', '.join(sorted(cat.models))}")
     if method not in cat.methods:
         raise CostpressError(f"--method: unknown method {method!r}; known: {', '.join(sorted(cat.methods))}")
-    state = cat.memory.get((model, method))
     if setups:
         offers = []
         for key in setups:
@@ -41,11 +40,12 @@ def estimate(
     rows = []
     for offer in offers:
         row = setup_row(cat, cat.models[model], cat.methods[method], offer)
-        row["fits"] = state is None or row["fits"]  # with no memory figure, a named setup is taken at its word
+        if row["per_gpu_gb"] is None:  # with no memory figure or model, a named setup is taken at its word
+            row["fits"] = True
         if row["fits"] or setups:
             rows.append({**row, "key": offer.key})
     if not rows:
-        raise CostpressError("no offer holds the training state of this model and method")
+        raise CostpressError("no offer holds the training state of this model and method on every GPU")
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
     grid["runs"] = runs
     grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
@@ -55,6 +55,7 @@ def estimate(
 COLUMNS = [
     ("offer", "Setup", "text"),
     ("setup", "GPUs", "text"),
+    ("per_gpu_gb", "GB/GPU", "num1"),
     ("usd_per_hour", "USD/h", "usd"),
     ("hours", "Hours", "hours"),
     ("training_cost", "Training", "usd"),
@@ -69,6 +70,8 @@ def render(frame: pd.DataFrame, form: str) -> str:
     if form == "json":
         numbers = [
             "fits",
+            "per_gpu_gb",
+            "gpu_memory_gb",
             "tokens",
             "utilization",
             "usd_per_hour",

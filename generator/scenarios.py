@@ -2,15 +2,49 @@
 
 from __future__ import annotations
 
+import functools
+
 from generator import engine
+from generator.engine import memory
 from generator.load import Catalog, Gpu, Method, Model, Offer
 from generator.model import Input
 
 
+def training_job(model: Model, method: Method, count: int = 1, **overrides) -> memory.Job | None:
+    """The memory model's job for a model trained by a method on `count` GPUs; None without an architecture
+    or a training block. `overrides` (None values ignored) set sequence length, micro-batch, LoRA, sharding."""
+    if model.architecture is None or not method.training:
+        return None
+    fields = dict(method.training)
+    if "lora_targets" in fields:
+        fields["lora_targets"] = tuple(fields["lora_targets"])
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    return memory.Job(model.architecture, gpus=count, **fields)
+
+
+@functools.lru_cache(maxsize=4096)  # a family repeats each model × method × GPU × count across providers
+def memory_need(model: Model, method: Method, gpu_memory_gb: float, count: int) -> memory.Breakdown | None:
+    job = training_job(model, method, count)
+    return None if job is None else memory.breakdown(job, gpu_memory_gb)
+
+
 def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer) -> dict:
-    """One model × method × offer as a row for engine.flop_grid, with the names pages print."""
+    """One model × method × offer as a row for engine.flop_grid, with the names pages print.
+
+    It fits when the memory model puts each GPU's share within its memory
+    (less the reserve); for a model or method the memory model cannot
+    describe, when the recorded training state fits the setup's memory.
+    """
     gpu = cat.gpus[offer.gpu]
     mem = cat.memory.get((model.id, method.id))
+    need = memory_need(model, method, gpu.memory_gb, offer.count)
+    if need is not None:
+        fits, per_gpu = bool(need.fits), need.per_gpu_gb
+        state = mem.gb if mem else memory_need(model, method, gpu.memory_gb, 1).per_gpu_gb
+    else:
+        fits = bool(mem is not None and engine.fits(mem.gb, gpu.memory_gb, offer.count))
+        per_gpu = mem.gb / offer.count if mem else None
+        state = mem.gb if mem else None
     return {
         "key": f"{method.id}@{offer.key}",
         "model": model.id,
@@ -29,11 +63,13 @@ def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer) -> dict:
         "setup": f"{offer.count} × {gpu.name}",
         "peak_tflops": gpu.peak_tflops * offer.count,
         "memory_gb": gpu.memory_gb * offer.count,
-        "state_gb": mem.gb if mem else None,
-        "fits": bool(mem is not None and engine.fits(mem.gb, gpu.memory_gb, offer.count)),
+        "state_gb": state,
+        "per_gpu_gb": per_gpu,
+        "gpu_memory_gb": gpu.memory_gb,
+        "fits": fits,
         "usd_per_hour": offer.usd_per_hour,
         "ops_per_param": method.ops_per_param,
-        "parameters": float(model.parameters),
+        "parameters": float(model.active_parameters),  # a mixture of experts trains on its active parameters
     }
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
+import oracle
 import yaml
 from conftest import CONTENT
 
 SLUG = "70b-fine-tune-across-clouds"
 P70 = 70_553_706_496
-STATE = {"lora": 152, "full-8bit": 766}
 OPS = {"lora": 6, "full-8bit": 8}
 PROVIDERS = ["lambda", "nebius", "runpod", "nodus"]
 
@@ -34,7 +34,7 @@ def expected_rows(method: str) -> dict[str, float]:
         snap = newest(provider)
         for o in snap["offers"]:
             gpu = GPUS[o["gpu"]]
-            if gpu["memory_gb"] * o["count"] < STATE[method]:
+            if not oracle.fits(method, gpu["memory_gb"], o["count"]):
                 continue
             hours = OPS[method] * P70 * 20e6 / (gpu["peak_tflops"] * o["count"] * 1e12 * 0.3 * 3600)
             cost = (hours + 0.25) * o["usd_per_hour"]

@@ -75,7 +75,7 @@ def test_a_setup_that_stops_fitting_fails_the_build(tmp_path):
     result, out = build(tmp_path, content)
     assert result.exit_code == 1
     assert "fine-tune-70b-cost-by-setup.md" in result.output
-    assert "needs 152 GB, but 1 x B200 holds 140 GB" in result.output
+    assert "needs 157.4 GB per GPU, but 1 x B200 holds 140 GB each" in result.output
     assert not out.exists()
 
 

@@ -1,0 +1,95 @@
+"""The memory model against hand arithmetic, and `costpress memory` / `estimate` for every model in content."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import CONTENT, run_cli
+
+from generator.engine.architecture import Architecture
+from generator.engine.memory import Job, breakdown
+
+GB = 1e9
+LLAMA_8B = Architecture("llama", 128256, 4096, 32, 32, 8, 128, 14336, False)
+LLAMA_70B = Architecture("llama", 128256, 8192, 80, 64, 8, 128, 28672, False)
+
+
+def test_qlora_on_one_gpu_by_hand():
+    """Llama 3.1 8B, QLoRA rank 8 on q and v, one GPU, two sequences of 2,048 tokens, checkpointing on."""
+    job = Job(LLAMA_8B, weights="nf4", trainable="lora", lora_rank=8, lora_targets=("q", "v"),
+              sequence_length=2048, micro_batch=2)  # fmt: skip
+    parts = breakdown(job, 24).parts
+    total = 8_030_261_248
+    embed = 128256 * 4096  # and an output layer of the same size
+    norms = 32 * 2 * 4096 + 4096
+    kept = 2 * embed + norms  # stays bf16
+    nf4 = (4 + 8 / 64 + 32 / (64 * 256)) / 8  # bytes a weight, double quantization
+    assert parts["weights"] == pytest.approx((kept * 2 + (total - kept) * nf4) / GB)
+    lora = 32 * 8 * ((4096 + 4096) + (4096 + 1024))  # rank x (in + out), q and v, 32 layers
+    assert lora == 3_407_872
+    assert parts["adapters"] == pytest.approx(lora * 2 / GB)
+    assert parts["gradients"] == pytest.approx(lora * 2 / GB)
+    assert parts["optimizer"] == pytest.approx(lora * (8 + 4) / GB)  # two fp32 moments, fp32 master
+    tokens = 4096
+    per_layer = 4 * 4096 + 2 * 4096 + 2 * 1024 + 4 * 14336 + 8 * 2  # values kept per token, plus adapter middles
+    assert parts["activations"] == pytest.approx((32 * 4096 * tokens * 2 + per_layer * tokens * 2) / GB)
+    assert parts["logits"] == pytest.approx(tokens * 128256 * (2 + 8) / GB)
+    assert parts["overhead"] == 1.0
+
+
+def test_full_fine_tune_sharded_over_eight_gpus_by_hand():
+    """Llama 3.3 70B, full fine-tune with AdamW and fp32 master weights, FSDP over 8 GPUs, one 4,096-token sequence."""
+    b = breakdown(Job(LLAMA_70B, gpus=8), 180)
+    total = 70_553_706_496
+    gathered = 2 * total * 2 / 80  # two layers' worth of bf16 weights, unsharded
+    assert b.parts["weights"] == pytest.approx((total * 2 / 8 + gathered) / GB)
+    assert b.parts["gradients"] == pytest.approx(total * 2 / 8 / GB)
+    assert b.parts["optimizer"] == pytest.approx(total * 12 / 8 / GB)
+    assert b.parts["adapters"] == 0
+    per_layer = 4 * 8192 + 2 * 8192 + 2 * 1024 + 4 * 28672
+    assert b.parts["activations"] == pytest.approx((80 * 8192 * 4096 * 2 + per_layer * 4096 * 2) / GB)
+    per_gpu = sum(b.parts.values())
+    assert 150 < per_gpu < 160 and b.fits  # fits a 180 GB B200 with the 5% reserve
+    assert not breakdown(Job(LLAMA_70B, gpus=8), 80).fits  # 8 x 80 GB holds 640 GB, but no GPU holds its share
+
+
+def test_sharding_divides_and_data_parallel_copies():
+    one = breakdown(Job(LLAMA_70B, trainable="lora"), 80).parts
+    ddp = breakdown(Job(LLAMA_70B, trainable="lora", gpus=4, sharding="ddp"), 80).parts
+    fsdp = breakdown(Job(LLAMA_70B, trainable="lora", gpus=4), 80).parts
+    assert ddp == one
+    assert fsdp["optimizer"] == pytest.approx(one["optimizer"] / 4)
+    assert fsdp["activations"] == one["activations"]  # each GPU runs its own micro-batch
+
+
+def test_memory_command_answers_for_every_model_and_method():
+    for model in ("llama-3.2-1b", "llama-3.1-8b", "qwen2.5-32b", "mixtral-8x7b", "llama-3.1-405b"):
+        for method in ("qlora", "lora", "full", "full-8bit"):
+            result = run_cli("memory", "--content", str(CONTENT), "--model", model, "--method", method,
+                             "--gpu", "h100", "--count", "8", "--format", "json")  # fmt: skip
+            assert result.exit_code == 0, result.output
+            doc = json.loads(result.output)
+            assert doc["per_gpu_gb"] == pytest.approx(sum(doc["parts"].values()))
+            assert doc["fits"] == (doc["per_gpu_gb"] <= doc["gpu_memory_gb"] * 0.95)
+
+
+def test_the_question_the_issue_asks():
+    """QLoRA of Qwen2.5 32B on one L40S: does it fit, and what does it cost?"""
+    text = run_cli("memory", "--content", str(CONTENT), "--model", "qwen2.5-32b", "--method", "qlora", "--gpu", "l40s")
+    assert text.exit_code == 0 and "fits: L40S has 48 GB" in text.output
+    est = run_cli("estimate", "--content", str(CONTENT), "--model", "qwen2.5-32b", "--method", "qlora",
+                  "--tokens", "20M", "--format", "json")  # fmt: skip
+    rows = json.loads(est.output)
+    assert rows and all(r["fits"] and r["per_gpu_gb"] <= r["gpu_memory_gb"] * 0.95 for r in rows)
+    lora = run_cli("estimate", "--content", str(CONTENT), "--model", "llama-3.3-70b", "--method", "lora",
+                   "--tokens", "20M", "--setup", "lambda:a100-40gbx4")  # fmt: skip
+    assert lora.exit_code == 0 and "does not fit" in lora.output  # memory does not pool across GPUs
+
+
+def test_memory_command_errors_are_one_line():
+    bad = run_cli("memory", "--content", str(CONTENT), "--model", "nope", "--method", "qlora", "--gpu", "h100")
+    assert bad.exit_code == 1 and "--model: unknown model 'nope'" in bad.output
+    targets = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", "lora",
+                      "--gpu", "h100", "--lora-targets", "q,zz")  # fmt: skip
+    assert targets.exit_code == 1 and "unknown LoRA target 'zz'" in targets.output
