@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-import pytest
 import oracle
+import pytest
 import yaml
 from conftest import CONTENT
 
