@@ -1358,8 +1358,17 @@ KINDS = {
 }
 
 
+def _register_kinds() -> None:
+    """Kinds that live in generator/kinds/ (they import this module's Context and Recorder)."""
+    from generator.kinds import memory_check
+
+    KINDS["memory-check"] = (memory_check.SPEC, memory_check.build)
+
+
 def build_context(cat: Catalog, art: Article) -> Context | None:
     """Validate an article's params for its kind and compute its context; None if it failed."""
+    if "memory-check" not in KINDS:
+        _register_kinds()
     if art.kind not in KINDS:
         art.params_doc.problem(("kind",), f"unknown article kind {art.kind!r}; known: {', '.join(sorted(KINDS))}")
         return None

@@ -363,6 +363,7 @@ def stray_files(catalog: Catalog) -> list[str]:
             or (len(parts) == 3 and parts[0] == "prices" and path.suffix == ".yaml")
             or (len(parts) == 2 and parts[0] == "benchmarks" and path.suffix == ".yaml")
             or (len(parts) == 2 and parts[0] == "families" and path.suffix == ".md")
+            or (len(parts) == 2 and parts[0] == "measurements" and path.suffix == ".yaml")
         )
         if not known:
             out.append(f"{display_path(path)}: not a file costpress reads; remove it or move it out of content/")

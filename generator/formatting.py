@@ -170,8 +170,17 @@ def integer(x: float) -> str:
     return number(x, 0)
 
 
+def signed_pct(x: float, places: int = 0) -> str:
+    """A difference as a signed percentage: 0.13 -> '+13%', -0.4 -> '−40%' (a true minus sign)."""
+    text = pct(abs(x), places)
+    if text.strip("0.%") == "":
+        return text
+    return ("+" if x > 0 else "\u2212") + text
+
+
 FILTERS = {
     "usd": usd,
+    "signed_pct": signed_pct,
     "usd0": lambda x: usd(x, 0),
     "about_usd": about_usd,
     "hours": hours,

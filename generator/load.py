@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator import measurements
 from generator.engine.architecture import FAMILIES, Architecture
 from generator.engine.memory import LORA_TARGETS
 from generator.errors import ContentError
@@ -494,6 +495,7 @@ class Catalog:
     memory: dict[tuple[str, str], Memory]
     benchmarks: dict[str, Benchmark]
     suites: dict[str, Suite]
+    measurements: tuple  # measurements.Measurement, published peak memory with its conditions
     snapshots: dict[str, tuple[Snapshot, ...]]  # provider -> oldest first
     articles: tuple[Article, ...]
     # each snapshot's offers by key, built on first use (a family looks offers up thousands of times)
@@ -636,6 +638,7 @@ def load_content(root: Path) -> Catalog:
                     doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
 
     suites = _suites(suite_docs, models, methods, gpus, loaded)
+    measured = measurements.load(root / "measurements", models if models_raw else {}, problems, _load_doc)
 
     snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems)
     guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})
@@ -660,6 +663,7 @@ def load_content(root: Path) -> Catalog:
         memory=memory,
         benchmarks=benchmarks,
         suites=suites,
+        measurements=measured,
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )

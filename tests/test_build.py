@@ -166,6 +166,7 @@ def test_index_lists_articles_newest_first(site):
     soup = site.html(".")  # site/index.html
     links = [a["href"] for a in soup.select(".post-list a")]
     assert links == [
+        "memory-model-vs-measurements/index.html",  # 2026-12-01
         "mlperf-llama2-70b-lora-cost/index.html",  # 2026-11-30
         "fine-tune-70b-every-setup/index.html",  # 2026-11-29, the page family's listing
         "70b-fine-tune-across-clouds/index.html",  # 2026-11-29

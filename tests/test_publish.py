@@ -62,6 +62,7 @@ def test_feed_parses(site):
     feed = feedparser.parse((site.out / "atom.xml").read_bytes())
     assert not feed.bozo, feed.get("bozo_exception")
     assert [e.link for e in feed.entries] == [
+        f"{BASE}memory-model-vs-measurements/",
         f"{BASE}mlperf-llama2-70b-lora-cost/",
         f"{BASE}fine-tune-70b-every-setup/",
         f"{BASE}70b-fine-tune-across-clouds/",
