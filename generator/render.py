@@ -483,7 +483,7 @@ class Renderer:
             env.filters.update(filters)
         for env in (self.body, self.plain):
             env.filters["sentence"] = lambda text: str(text)[:1].upper() + str(text)[1:]
-            env.bound_filters()
+            env.bound_filters(frozenset(filters) | {"sentence"})
         self.html.filters["json_script"] = json_script
         self.md.filters["md"] = md_escape
         self.md.filters["md_cell"] = md_cell
@@ -639,10 +639,31 @@ class Renderer:
         return self.html.get_template("index.html").render(page=page).encode("utf-8")
 
     def render_listing(self, listing):
-        """A family's listing page: every combination in one sortable table, and that table."""
+        """A family's listing page: per model, the setups that fit (priced, sortable) and apart, unpriced,
+        those that do not; and one CSV of every combination."""
         from generator.model import Column, Table
 
         p = listing.family.data["params"]
+        fit_columns = [
+            Column("label", "Setup"),
+            Column("method_name", "Method"),
+            Column("usd_per_hour", "USD per hour", "usd", True),
+            Column("usd_per_million", "USD per million tokens", "usd", True),
+            Column("cost_with_startup", "Reference run (USD)", "usd", True),
+            Column("per_gpu_gb", "GB per GPU", "int", True),
+        ]
+        groups, order = {}, []
+        for r in listing.rows:
+            if r["model"] not in groups:
+                order.append(r["model"])
+                groups[r["model"]] = {"id": r["model"].replace(".", "-"), "name": r["model_name"], "fit": [], "out": []}
+            row = {**r, "label": f"{r['setup']} at {r['provider_name']}", "need": _need_text(r)}
+            groups[r["model"]]["fit" if r["fits"] else "out"].append(row)
+        sections = []
+        for model in order:
+            g = groups[model]
+            g["table"] = Table(f"fits-{g['id']}", f"{g['name']}: setups that hold the job", fit_columns, g["fit"])
+            sections.append(g)
         table = Table(
             "combinations",
             f"{formatting.tokens(p['reference_tokens'])} training tokens at {formatting.pct(p['utilization'])} "
@@ -655,25 +676,18 @@ class Renderer:
                 Column("usd_per_hour", "USD per hour", "usd", True),
                 Column("usd_per_million", "USD per million tokens", "usd", True),
                 Column("cost_with_startup", "Reference run (USD)", "usd", True),
+                Column("per_gpu_gb", "GB per GPU", "int", True),
                 Column("fit_text", "Memory"),
             ],
-            [
-                {
-                    **r,
-                    "fit_text": "fits"
-                    if r["fits"]
-                    else f"needs {formatting.number(r['state_gb'] or 0)} GB"
-                    if r["state_gb"]
-                    else "no memory figure",
-                }
-                for r in listing.rows
-            ],
+            [{**r, "fit_text": "fits" if r["fits"] else _need_text(r)} for r in listing.rows],
         )
         site = self.catalog.site
         page = {
             "root": "../",
             "listing": listing,
+            "sections": sections,
             "table": table,
+            "fitting": sum(len(g["fit"]) for g in sections),
             "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
             "modified": max([listing.date, *listing.prices_checked]),
         }
@@ -701,6 +715,15 @@ class Renderer:
             "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
             "404.html": self.html.get_template("404.html").render(page={"root": ""}).encode("utf-8"),
         }
+
+
+def _need_text(row: dict) -> str:
+    """Why a combination has no page: what each GPU would need, or that nothing says."""
+    if row["fits"]:
+        return "fits"
+    if row.get("per_gpu_gb") is None:
+        return "no memory figure"
+    return f"needs {formatting.number(row['per_gpu_gb'])} GB per GPU, has {formatting.number(row['gpu_memory_gb'])}"
 
 
 def _block_markers(blocks) -> dict:

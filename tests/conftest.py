@@ -26,16 +26,19 @@ def run_cli(*args: str):
 
 
 def make_content(
-    tmp: Path, edits: dict[str, str | Callable[[str], str] | None] | None = None, families: bool = False
+    tmp: Path, edits: dict[str, str | Callable[[str], str] | None] | None = None, families: bool | str = False
 ) -> Path:
     """Copy content/ into tmp and apply edits: new text, a function of the old text, or None to delete.
 
-    Page families (dozens of generated pages) are left out unless asked for, to keep builds quick,
+    Page families are left out unless asked for (families=True: the 70B family; "all": every one),
+    to keep builds quick,
     and with them the price snapshots of providers that only a family uses (no article names them),
     which would otherwise warn that no article uses them.
     """
     dest = tmp / "content"
     shutil.copytree(CONTENT, dest, ignore=None if families else shutil.ignore_patterns("families"))
+    if families and families != "all":  # the 70B family only: the other one adds 1,700 pages to every build
+        (dest / "families" / "open-models.md").unlink()
     if not families:
         named = "\n".join(p.read_text() for p in (dest / "articles").glob("*.md"))
         for folder in (dest / "prices").iterdir():

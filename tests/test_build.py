@@ -168,7 +168,8 @@ def test_index_lists_articles_newest_first(site):
     assert links == [
         "memory-model-vs-measurements/index.html",  # 2026-12-01
         "mlperf-llama2-70b-lora-cost/index.html",  # 2026-11-30
-        "fine-tune-70b-every-setup/index.html",  # 2026-11-29, the page family's listing
+        "fine-tune-open-models-every-setup/index.html",  # 2026-11-29, a page family's listing
+        "fine-tune-70b-every-setup/index.html",  # 2026-11-29, the other family's listing
         "70b-fine-tune-across-clouds/index.html",  # 2026-11-29
         "fine-tune-70b-cost-by-setup/index.html",  # 2026-11-05
         "dgx-spark-70b-qlora-cost/index.html",  # 2026-10-28

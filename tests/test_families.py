@@ -69,14 +69,25 @@ def test_neighbour_links_resolve_and_rank(site):
     assert f"This is the cheapest of the {len(combos)} setups we list for this job." in site.text(cheapest["slug"])
 
 
+def csv_rows(out, slug: str) -> list[list[str]]:
+    import csv
+
+    return list(csv.reader((out / slug / "combinations.csv").read_text().splitlines()))[1:]
+
+
 def test_listing_has_every_combination(site):
-    rows = site.table(LISTING, "combinations")[1:]
+    rows = csv_rows(site.out, LISTING)
     combos = combinations()
     assert len(rows) == len(combos)
-    soup = site.html(LISTING)
-    linked = {a["href"].split("/")[1] for a in soup.select("table a")}
-    assert linked == {c["slug"] for c in combos if c["fits"]}
     assert sum(r[-1] == "fits" for r in rows) == sum(c["fits"] for c in combos)
+    soup = site.html(LISTING)
+    priced = site.table(LISTING, "fits-llama-3-3-70b")[1:]
+    linked = {a["href"].split("/")[1] for a in soup.select("table a")}
+    assert linked == {c["slug"] for c in combos if c["fits"]} and len(priced) == len(linked)
+    # setups that cannot hold the job are listed apart, with what they would need, and no price
+    apart = [li.get_text(" ", strip=True) for li in soup.select("details.no-fit li")]
+    assert len(apart) == sum(not c["fits"] for c in combos)
+    assert all("GB per GPU" in text and "$" not in text for text in apart)
     assert soup.find("script", src="../assets/sort.js")
     index_links = [a["href"] for a in site.html(".").select(".post-list a")]
     assert f"{LISTING}/index.html" in index_links
@@ -102,10 +113,12 @@ def test_a_method_without_a_memory_figure_is_listed_not_paged(tmp_path):
     )
     result, out = build(tmp_path, content)
     assert result.exit_code == 0, result.output
-    rows = Built(out).table(LISTING, "combinations")[1:]
+    rows = csv_rows(out, LISTING)
     missing = [r for r in rows if r[-1] == "no memory figure"]
     offers = sum(1 for c in combinations() if c["method"] == "qlora")
     assert len(missing) == offers and all(r[1] == "LoRA, no activation checkpointing" for r in missing)
+    apart = [li.get_text(" ", strip=True) for li in Built(out).html(LISTING).select("details.no-fit li")]
+    assert sum(text.endswith("no memory figure") for text in apart) == offers
     assert len(rows) == len(combinations()) + offers
     assert not list(out.glob("*lora-no-recompute*"))
 

@@ -64,6 +64,7 @@ def test_feed_parses(site):
     assert [e.link for e in feed.entries] == [
         f"{BASE}memory-model-vs-measurements/",
         f"{BASE}mlperf-llama2-70b-lora-cost/",
+        f"{BASE}fine-tune-open-models-every-setup/",
         f"{BASE}fine-tune-70b-every-setup/",
         f"{BASE}70b-fine-tune-across-clouds/",
         f"{BASE}{B}/",
