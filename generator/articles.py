@@ -17,7 +17,15 @@ from generator import charts, engine
 from generator import formatting as fmt
 from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Code, Column, Figure, Input, Table
-from generator.scenarios import gpu_inputs, memory_need, price_input, setup_row, training_job, work_inputs
+from generator.scenarios import (
+    counted_parameters,
+    gpu_inputs,
+    memory_need,
+    price_input,
+    setup_row,
+    training_job,
+    work_inputs,
+)
 from generator.schema import F, list_of, opt, record, validate
 
 
@@ -993,7 +1001,8 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
     peak, price = gpu.peak_tflops * offer.count, offer.usd_per_hour
     per_gpu = rec("memory.per_gpu", need.per_gpu_gb if need else mem.gb / offer.count, "GB")
 
-    parameters = float(model.active_parameters)  # a mixture of experts trains on its active parameters
+    attention = p.get("attention_sequence_length")
+    parameters = counted_parameters(model, method, attention)  # active parameters (+ attention, if asked)
 
     def costs(tokens: list[float]) -> list[dict]:
         # one setup, a few token counts: the engine's one-run arithmetic, no frame or array per page
@@ -1069,6 +1078,8 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "memory_gb": gpu.memory_gb * offer.count,
         "per_gpu_gb": per_gpu,
         "gpu_memory_gb": gpu.memory_gb,
+        "attention_sequence_length": attention,
+        "moe": model.architecture is not None and model.architecture.moe,
         "sharded": offer.count > 1,
         "utilization": util,
         "startup_minutes": startup * 60,

@@ -529,6 +529,13 @@ def _tokens(ctx, param, value):
 @click.option("--utilization", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True))
 @click.option("--startup-hours", default=0.25, show_default=True, type=click.FloatRange(0))
 @click.option("--runs", default=1, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--attention-sequence-length",
+    "attention",
+    type=click.IntRange(1, 10_000_000),
+    default=None,
+    help="Count attention operations for sequences of this length (default: the per-parameter rule alone).",
+)
 @click.option("--format", "form", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def estimate(
     content: Path,
@@ -539,13 +546,16 @@ def estimate(
     utilization: float,
     startup_hours: float,
     runs: int,
+    attention: int | None,
     form: str,
 ) -> None:
     """Price one scenario the way the articles do, ranked by cost."""
     from generator import estimate as est
     from generator.load import load_content
 
-    frame = est.estimate(load_content(content), model, method, tokens, list(setups), utilization, startup_hours, runs)
+    frame = est.estimate(
+        load_content(content), model, method, tokens, list(setups), utilization, startup_hours, runs, attention
+    )
     click.echo(est.render(frame, form), nl=False)
 
 

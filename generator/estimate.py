@@ -22,6 +22,7 @@ def estimate(
     utilization: float = 0.3,
     startup_hours: float = 0.25,
     runs: int = 1,
+    attention: int | None = None,
 ) -> pd.DataFrame:
     """Cost of one scenario on the named offers, or on every fitting offer, cheapest first."""
     if model not in cat.models:
@@ -39,7 +40,7 @@ def estimate(
         offers = [o for snaps in cat.snapshots.values() for o in snaps[-1].offers]
     rows = []
     for offer in offers:
-        row = setup_row(cat, cat.models[model], cat.methods[method], offer)
+        row = setup_row(cat, cat.models[model], cat.methods[method], offer, attention)
         if row["per_gpu_gb"] is None:  # with no memory figure or model, a named setup is taken at its word
             row["fits"] = True
         if row["fits"] or setups:
@@ -48,6 +49,7 @@ def estimate(
         raise CostpressError("no offer holds the training state of this model and method on every GPU")
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
     grid["runs"] = runs
+    grid["attention_sequence_length"] = attention or 0
     grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
     return engine.rank(grid, "cost_with_startup")
 
@@ -81,6 +83,7 @@ def render(frame: pd.DataFrame, form: str) -> str:
             "usd_per_million",
             "runs",
             "total",
+            "attention_sequence_length",
         ]
         records = [
             {
@@ -102,6 +105,11 @@ def render(frame: pd.DataFrame, form: str) -> str:
         lines = ["| " + " | ".join(header[:-1]) + " | note |", "|" + "---|" * (len(header) - 1) + "---|"]
         lines += ["| " + " | ".join(c.replace("|", "\\\\|") for c in row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
+    first = frame.iloc[0]
+    seq = int(first["attention_sequence_length"])
+    convention = f"operations: {fmt.number(first['ops_per_param'])} per parameter per token" + (
+        f", plus attention over {fmt.number(seq)}-token sequences" if seq else "; attention term not counted"
+    )
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(header)]
     out = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
     out += [
@@ -110,4 +118,4 @@ def render(frame: pd.DataFrame, form: str) -> str:
         ).rstrip()
         for row in cells
     ]
-    return "\n".join(out) + "\n"
+    return "\n".join([*out, "", convention]) + "\n"

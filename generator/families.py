@@ -19,7 +19,7 @@ from generator import engine
 from generator.articles import NEIGHBOURS_SHOWN
 from generator.load import Article, Catalog, read_front_matter
 from generator.scenarios import setup_row
-from generator.schema import Doc, F, list_of, record, validate
+from generator.schema import Doc, F, list_of, opt, record, validate
 
 FAMILY = record(
     {
@@ -35,6 +35,8 @@ FAMILY = record(
                 "chart_tokens": list_of(F("tokens")),
                 "utilization": F("share"),
                 "startup_hours": F("nonnegative"),
+                # with it, operations per token include attention over sequences of this length
+                "attention_sequence_length": opt("count", most=10_000_000),
             }
         ),
         "faq": list_of(record({"q": F("text"), "a": F("para")}), required=False),
@@ -152,7 +154,7 @@ def family_grid(cat: Catalog, fam: Family) -> list[dict]:
                     fam.doc.problem(("axes", "providers", k), f"no price snapshot for provider {provider!r}")
                     continue
                 for offer in snap.offers:
-                    row = setup_row(cat, model, method, offer)
+                    row = setup_row(cat, model, method, offer, p.get("attention_sequence_length"))
                     row["key"] = f"{model_id}/{row['key']}"
                     rows.append(row)
     if not rows:

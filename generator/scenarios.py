@@ -28,7 +28,25 @@ def memory_need(model: Model, method: Method, gpu_memory_gb: float, count: int) 
     return None if job is None else memory.breakdown(job, gpu_memory_gb)
 
 
-def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer) -> dict:
+def counted_parameters(model: Model, method: Method, attention_sequence_length: int | None = None) -> float:
+    """What the FLOP rule multiplies by ops_per_param: the parameters a token trains (active ones for a mixture
+    of experts), plus, when asked, the attention term for sequences of that length expressed in parameters."""
+    counted = float(model.active_parameters)
+    arch = model.architecture
+    if attention_sequence_length and arch is not None:
+        extra = engine.attention_ops_per_token(
+            arch.layers,
+            arch.attention_heads,
+            arch.head_dim,
+            attention_sequence_length,
+            method.forward,
+            method.recompute,
+        )
+        counted += extra / method.ops_per_param
+    return counted
+
+
+def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer, attention: int | None = None) -> dict:
     """One model × method × offer as a row for engine.flop_grid, with the names pages print.
 
     It fits when the memory model puts each GPU's share within its memory
@@ -69,7 +87,7 @@ def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer) -> dict:
         "fits": fits,
         "usd_per_hour": offer.usd_per_hour,
         "ops_per_param": method.ops_per_param,
-        "parameters": float(model.active_parameters),  # a mixture of experts trains on its active parameters
+        "parameters": counted_parameters(model, method, attention),  # active parameters (+ attention, if asked)
     }
 
 

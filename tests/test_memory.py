@@ -93,3 +93,26 @@ def test_memory_command_errors_are_one_line():
     targets = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", "lora",
                       "--gpu", "h100", "--lora-targets", "q,zz")  # fmt: skip
     assert targets.exit_code == 1 and "unknown LoRA target 'zz'" in targets.output
+
+
+def _hours(args: list[str]) -> float:
+    result = run_cli("estimate", "--content", str(CONTENT), "--tokens", "20M", "--format", "json", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)[0]["hours"]
+
+
+def test_attention_term_and_active_parameters_by_hand():
+    peak = 989e12 * 0.3 * 3600  # one H100 SXM at 30%, per hour
+    n8 = 8_030_261_248
+    plain = _hours(["--model", "llama-3.1-8b", "--method", "lora", "--setup", "nodus:h100x1"])
+    assert plain == pytest.approx(6 * n8 * 20e6 / peak, rel=1e-12)
+    # QK^T and AV: 2 x 2 operations x 32 heads x 128 x 4,096 positions x 32 layers, in forward, recompute
+    # and a backward pass of twice the forward: 4 forward-pass equivalents for LoRA with checkpointing
+    attention = 2 * 2 * 32 * 128 * 4096 * 32 * 4
+    with_attention = _hours(["--model", "llama-3.1-8b", "--method", "lora", "--setup", "nodus:h100x1",
+                             "--attention-sequence-length", "4096"])  # fmt: skip
+    assert with_attention == pytest.approx((6 * n8 + attention) * 20e6 / peak, rel=1e-12)
+    # a mixture of experts trains on the parameters a token passes through: 2 of Mixtral's 8 experts
+    active = 12_879_925_248
+    moe = _hours(["--model", "mixtral-8x7b", "--method", "qlora", "--setup", "nodus:h100x1"])
+    assert moe == pytest.approx(6 * active * 20e6 / peak, rel=1e-12)

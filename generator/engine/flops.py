@@ -50,6 +50,20 @@ def flop_hours(ops_per_param, parameters, tokens, peak_tflops, utilization):
     return ops / (np.asarray(peak_tflops, float) * TERA * utilization * SECONDS_PER_HOUR)
 
 
+def attention_ops_per_token(layers, heads, head_dim, sequence_length, forward, recompute):
+    """Operations per training token for attention scores and their weighted sum, which grow with sequence length.
+
+    The per-parameter rule (6 or 8 per parameter) counts only the weight
+    matrices. One forward pass also computes QKᵀ and the weighted sum of V:
+    2 products × 2 operations per multiply-add × heads × head_dim × sequence
+    length per layer (the causal mask's saving is not taken, as in the PaLM
+    paper's appendix B). Training adds the recompute pass (recompute ÷
+    forward of a forward pass) and a backward pass of twice the forward.
+    """
+    forward_ops = 4 * layers * heads * head_dim * sequence_length
+    return forward_ops * (1 + recompute / forward + 2)
+
+
 def run_cost(hours, usd_per_hour, startup_hours=0.0):
     """What a run bills: (hours + startup) × hourly price of the whole setup."""
     return (hours + startup_hours) * usd_per_hour
