@@ -33,16 +33,28 @@ GPUS = [("a100-80gb", 1.2), ("h100", 2.5), ("h200", 3.4), ("b200", 5.0)]
 COUNTS = [1, 2, 4, 8, 16]
 
 
+def fitting_offers() -> int:
+    """Offers of one synthetic provider that hold each method's job, by the engine's per-GPU memory rule."""
+    sys.path.insert(0, str(ROOT))
+    from generator.load import load_content
+    from generator.scenarios import memory_need
+
+    cat = load_content(ROOT / "content")
+    model = cat.models["llama-3.3-70b"]
+    count = 0
+    for method in METHODS:
+        for gpu, _ in GPUS:
+            for c in COUNTS:
+                need = memory_need(model, cat.methods[method], cat.gpus[gpu].memory_gb, c)
+                count += bool(need and need.fits)
+    return count
+
+
 def synthetic_content(dest: Path, pages: int) -> int:
     """content/ with only a page family whose fitting combinations number about `pages`."""
     shutil.copytree(ROOT / "content", dest, ignore=shutil.ignore_patterns("articles", "families", "prices"))
     (dest / "articles").mkdir()
-    fits_per_provider = 0  # counted below from the memory table: state GB vs GPU memory x count
-    state = {"qlora": 50, "lora": 152, "full-8bit": 766, "full": 1189}
-    memory = {"a100-80gb": 80, "h100": 80, "h200": 141, "b200": 180}
-    for method in METHODS:
-        for gpu, _ in GPUS:
-            fits_per_provider += sum(memory[gpu] * c >= state[method] for c in COUNTS)
+    fits_per_provider = fitting_offers()
     providers = max(1, round(pages / fits_per_provider))
     for i in range(providers):
         folder = dest / "prices" / f"cloud{i:04d}"

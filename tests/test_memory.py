@@ -64,7 +64,11 @@ def test_sharding_divides_and_data_parallel_copies():
 
 
 def test_memory_command_answers_for_every_model_and_method():
-    for model in ("llama-3.2-1b", "llama-3.1-8b", "qwen2.5-32b", "mixtral-8x7b", "llama-3.1-405b"):
+    import yaml
+
+    models = [m["id"] for m in yaml.safe_load((CONTENT / "models.yaml").read_text())["models"]]
+    assert len(models) >= 11
+    for model in models:
         for method in ("qlora", "lora", "full", "full-8bit"):
             result = run_cli("memory", "--content", str(CONTENT), "--model", model, "--method", method,
                              "--gpu", "h100", "--count", "8", "--format", "json")  # fmt: skip
@@ -72,6 +76,17 @@ def test_memory_command_answers_for_every_model_and_method():
             doc = json.loads(result.output)
             assert doc["per_gpu_gb"] == pytest.approx(sum(doc["parts"].values()))
             assert doc["fits"] == (doc["per_gpu_gb"] <= doc["gpu_memory_gb"] * 0.95)
+
+
+def test_estimate_answers_for_every_model():
+    import yaml
+
+    for m in yaml.safe_load((CONTENT / "models.yaml").read_text())["models"]:
+        result = run_cli("estimate", "--content", str(CONTENT), "--model", m["id"], "--method", "qlora",
+                         "--tokens", "20M", "--format", "json")  # fmt: skip
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.output)
+        assert rows and all(r["fits"] for r in rows)
 
 
 def test_the_question_the_issue_asks():
