@@ -1376,6 +1376,9 @@ def _register_kinds() -> None:
     KINDS["memory-check"] = (memory_check.SPEC, memory_check.build)
 
 
+PRICE_HISTORY = 'chart("price-history")'
+
+
 def build_context(cat: Catalog, art: Article) -> Context | None:
     """Validate an article's params for its kind and compute its context; None if it failed."""
     if "memory-check" not in KINDS:
@@ -1392,7 +1395,8 @@ def build_context(cat: Catalog, art: Article) -> Context | None:
         ctx = build(cat, art, params)
     except ParamError:
         return None
-    history = price_history(cat, ctx.providers, art.prices_as_of)
+    # only a page whose prose places the chart gets it (and its figures in figures.json)
+    history = price_history(cat, ctx.providers, art.prices_as_of) if PRICE_HISTORY in art.body else None
     ctx.values["has_price_history"] = history is not None
     if history is not None:
         ctx.blocks.add(history)

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from generator import guard, pagecache, state, svg
 from generator.articles import build_context
+from generator.claims import claim_lines, claims_of
 from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
@@ -115,7 +116,46 @@ def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
         return _site_files(task), []
     listing = _JOB["listings"][-1 - task]
     html, table = _JOB["renderer"].render_listing(listing)
-    return [(f"{listing.slug}/index.html", html), (f"{listing.slug}/{table.id}.csv", table_csv(table))], []
+    chunk = listing_chunk(listing).encode("utf-8")
+    return [
+        (f"{listing.slug}/index.html", html),
+        (f"{listing.slug}/{table.id}.csv", table_csv(table)),
+        (f"{listing.slug}/figures.json", figures_doc([chunk])),
+        (FIGURES_CHUNK, chunk),  # for the site's figures.json, not a file of its own
+    ], []
+
+
+FIGURES_CHUNK = "\0figures-chunk"
+
+
+def listing_chunk(listing) -> str:
+    """A listing's figures.json entry: each priced row's figures, and per model which setup is cheapest,
+    how many fit, and what each setup that does not fit would need."""
+    from generator.model import Figure
+    from generator.render import _need_text
+
+    figures, claims, seen = [], [], {}
+    for r in listing.rows:
+        key = r["key"]
+        if r["fits"]:
+            figures += [
+                Figure(f"{key}.usd_per_hour", r["usd_per_hour"], "USD per hour"),
+                Figure(f"{key}.usd_per_million", r["usd_per_million"], "USD per million tokens"),
+                Figure(f"{key}.cost_with_startup", r["cost_with_startup"], "USD"),
+            ]
+            group = seen.setdefault(r["model"], [r, 0, 0])
+            group[1] += 1
+        else:
+            seen.setdefault(r["model"], [None, 0, 0])[2] += 1
+            claims.append((f"{key}.memory", _need_text(r)))
+    for model, (best, fit, out) in seen.items():
+        if best is not None:
+            claims.append(
+                (f"{model}.cheapest_per_token", f"{best['method_name']}, {best['setup']} at {best['provider_name']}")
+            )
+        claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
+    claims.sort()
+    return figures_chunk(listing.slug, listing.title, figures, listing.prices_checked, claims)
 
 
 def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None, list[str]]:
@@ -132,7 +172,7 @@ def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None
         return None, [str(exc)]
     slug = art.slug
     blocks = ctx.blocks
-    chunk = figures_chunk(slug, art.title, ctx.figures, ctx.prices_checked).encode("utf-8")
+    chunk = figures_chunk(slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)).encode("utf-8")
     out = [
         (f"{slug}/index.html", page.html),
         (f"{slug}/index.md", page.markdown),
@@ -317,14 +357,20 @@ def render_site(
         if pool:
             pool.stop()  # the idle worker exits now, the other after the site files, while this process goes on
 
+        listed = []
         for pair in listing_files:
             for rel, data in pair:
-                files.add(rel, data)
+                if rel == FIGURES_CHUNK:
+                    listed.append((rel, data))
+                else:
+                    files.add(rel, data)
         for name in ASSET_FILES + (("sort.js",) if listings else ()):
             files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
         if any(page.has_charts for page in pages):
             files.add("assets/plotly.min.js", plotly_js())
-        by_slug = [p.figures for p in sorted(pages, key=lambda p: p.article.slug)]
+        entries = [(p.article.slug, p.figures) for p in pages]
+        entries += [(x.slug, data) for x, (_, data) in zip(listings, listed, strict=True)]
+        by_slug = [data for _, data in sorted(entries)]
         files.add("figures.json", figures_pieces(by_slug) if sink is not None else figures_doc(by_slug))
         found = content_warnings(catalog, pages, stray) + linted
         for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
@@ -400,20 +446,22 @@ def content_warnings(catalog: Catalog, pages: list[PageInfo], stray: list[str] |
 _enc = json_encoder()
 
 
-def figures_chunk(slug: str, title: str, figures, prices_checked) -> str:
-    """One article's entry in figures.json: every figure it shows, sorted, one per line.
+def figures_chunk(slug: str, title: str, figures, prices_checked, claims=()) -> str:
+    """One article's entry in figures.json: every figure it shows, sorted, one per line, and its claims.
 
-    Each line is what json.dumps(sort_keys=True, ensure_ascii=False,
+    Each figure line is what json.dumps(sort_keys=True, ensure_ascii=False,
     allow_nan=False) writes for the figure's {"id", "inputs", "unit", "value"},
     put together from the C string escaper and float's repr (what the encoder
     itself calls): a third faster than building a dict per figure and
     encoding the list, and no indent (which would force the slow pure-Python
-    encoder).
+    encoder). Claims (generator.claims) follow as {"id", "subject"} lines.
     """
     lines = ",\n   ".join(map(_figure_line, sorted(figures, key=_by_id)))
+    stated = claim_lines(claims)
     checked = _enc([d.isoformat() for d in prices_checked])
     return (
-        f' {_enc(slug)}: {{\n  "figures": [\n{"   " if lines else ""}{lines}\n  ],\n'
+        f' {_enc(slug)}: {{\n  "claims": [\n{"   " if stated else ""}{stated}\n  ],\n'
+        f'  "figures": [\n{"   " if lines else ""}{lines}\n  ],\n'
         f'  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'
     )
 

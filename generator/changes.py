@@ -26,6 +26,15 @@ class Change:
 
 
 @dataclass
+class Claim:
+    """A statement whose subject changed: reported as old subject -> new subject, never as a percentage."""
+
+    id: str
+    old: str | None
+    new: str | None
+
+
+@dataclass
 class ArticleChanges:
     slug: str
     title: str
@@ -33,10 +42,15 @@ class ArticleChanges:
     added: list[Change] = field(default_factory=list)
     removed: list[Change] = field(default_factory=list)
     prices_checked: tuple[list[str], list[str]] | None = None
+    claims: list[Claim] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.changed or self.added or self.removed or self.prices_checked)
+        return not (self.changed or self.added or self.removed or self.prices_checked or self.claims)
+
+    @property
+    def figures(self) -> int:
+        return len(self.changed) + len(self.added) + len(self.removed)
 
 
 def parse(data: bytes, where: str) -> dict:
@@ -89,6 +103,11 @@ def compare(old: dict, new: dict) -> list[ArticleChanges]:
                 art.removed.append(Change(fid, a["unit"], a["value"], None))
         if o.get("prices_checked") != n.get("prices_checked"):
             art.prices_checked = (o.get("prices_checked") or [], n.get("prices_checked") or [])
+        oc = {c["id"]: c["subject"] for c in o.get("claims", [])}
+        nc = {c["id"]: c["subject"] for c in n.get("claims", [])}
+        for cid in sorted(set(oc) | set(nc)):
+            if oc.get(cid) != nc.get(cid):
+                art.claims.append(Claim(cid, oc.get(cid), nc.get(cid)))
         if not art.empty:
             out.append(art)
     return out
@@ -113,12 +132,36 @@ def _pct(change: Change) -> str:
     return "" if change.share is None else f" ({change.share * 100:+.1f}%)"
 
 
-def render_text(changes: list[ArticleChanges]) -> str:
+# Claims that say which setup a page ranks first: the summary line counts their moves.
+LEADING = ("cheapest", "best", "leader", "recommended", "winner")
+
+
+def summary(changes: list[ArticleChanges]) -> str:
+    """One line: how many pages, figures and claims changed, and the commonest change of a page's leader."""
     if not changes:
-        return "No figure changed.\n"
-    lines = []
+        return "No figure or claim changed."
+    figures = sum(a.figures for a in changes)
+    claims = sum(len(a.claims) for a in changes)
+    moves: dict[tuple[str, str], set[str]] = {}
     for art in changes:
-        lines.append(f"{art.slug}: {len(art.changed)} changed, {len(art.added)} added, {len(art.removed)} removed")
+        for c in art.claims:
+            last = c.id.rsplit(".", 1)[-1]
+            if c.old and c.new and any(word in c.id for word in LEADING) and last in ("label", "cheapest_per_token"):
+                moves.setdefault((c.old, c.new), set()).add(art.slug)
+    line = f"{len(changes)} pages, {figures} figures, {claims} claims changed"
+    if moves:
+        (old, new), pages = max(moves.items(), key=lambda kv: (len(kv[1]), kv[0]))
+        line += f"; cheapest on {len(pages)} page{'s' if len(pages) != 1 else ''}: {old} → {new}"
+    return line + "."
+
+
+def render_text(changes: list[ArticleChanges]) -> str:
+    lines = [summary(changes)]
+    for art in changes:
+        lines.append(
+            f"{art.slug}: {len(art.changed)} changed, {len(art.added)} added, {len(art.removed)} removed, "
+            f"{len(art.claims)} claims"
+        )
         if art.prices_checked:
             lines.append(
                 f"  prices checked: {', '.join(art.prices_checked[0]) or 'none'} -> "
@@ -130,6 +173,8 @@ def render_text(changes: list[ArticleChanges]) -> str:
             lines.append(f"  + {c.id}: {show(c.new, c.unit)}")
         for c in art.removed:
             lines.append(f"  - {c.id}: {show(c.old, c.unit)}")
+        for c in art.claims:
+            lines.append(f"  claim {c.id}: {c.old if c.old is not None else '(none)'} -> {c.new or '(gone)'}")
     return "\n".join(lines) + "\n"
 
 
@@ -138,10 +183,7 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(changes: list[ArticleChanges]) -> str:
-    if not changes:
-        return "No figure changed.\n"
-    total = sum(len(a.changed) + len(a.added) + len(a.removed) for a in changes)
-    out = [f"Price refresh: {total} figures differ in {len(changes)} articles.", ""]
+    out = [summary(changes), ""]
     for art in changes:
         out += [f"### {_cell(art.title)} (`{art.slug}`)", ""]
         if art.prices_checked:
@@ -150,13 +192,40 @@ def render_markdown(changes: list[ArticleChanges]) -> str:
                 f"{', '.join(art.prices_checked[1]) or 'none'}",
                 "",
             ]
-        out += ["| figure | old | new | change |", "|---|---:|---:|---:|"]
-        for c in art.changed:
-            share = "" if c.share is None else f"{c.share * 100:+.1f}%"
-            out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | {_cell(show(c.new, c.unit))} | {share} |")
-        for c in art.added:
-            out.append(f"| `{c.id}` | (new) | {_cell(show(c.new, c.unit))} | added |")
-        for c in art.removed:
-            out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | (gone) | removed |")
-        out.append("")
-    return "\n".join(out)
+        if art.figures:
+            out += ["| figure | old | new | change |", "|---|---:|---:|---:|"]
+            for c in art.changed:
+                share = "" if c.share is None else f"{c.share * 100:+.1f}%"
+                out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | {_cell(show(c.new, c.unit))} | {share} |")
+            for c in art.added:
+                out.append(f"| `{c.id}` | (new) | {_cell(show(c.new, c.unit))} | added |")
+            for c in art.removed:
+                out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | (gone) | removed |")
+            out.append("")
+        if art.claims:
+            out += ["| claim | was | now |", "|---|---|---|"]
+            for c in art.claims:
+                out.append(f"| `{c.id}` | {_cell(c.old or '(none)')} | {_cell(c.new or '(gone)')} |")
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
+def render_json(changes: list[ArticleChanges]) -> str:
+    """{"summary": ..., "changes": [{page, id, kind, old, new}]}: figures, claims and price dates."""
+    rows = []
+    for art in changes:
+        if art.prices_checked:
+            rows.append({"page": art.slug, "id": "prices_checked", "kind": "prices_checked",
+                         "old": art.prices_checked[0], "new": art.prices_checked[1]})  # fmt: skip
+        for c in [*art.changed, *art.added, *art.removed]:
+            rows.append({"page": art.slug, "id": c.id, "kind": "figure", "old": c.old, "new": c.new, "unit": c.unit})
+        for c in art.claims:
+            rows.append({"page": art.slug, "id": c.id, "kind": "claim", "old": c.old, "new": c.new})
+    doc = {
+        "summary": summary(changes),
+        "pages": len(changes),
+        "figures": sum(a.figures for a in changes),
+        "claims": sum(len(a.claims) for a in changes),
+        "changes": rows,
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

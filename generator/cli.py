@@ -335,11 +335,11 @@ def _progress(total: int, jobs: int):
     type=click.Path(dir_okay=False, path_type=Path),
     help="Read the new figures from this figures.json instead of building.",
 )
-@click.option("--format", "form", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+@click.option("--format", "form", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 def changes(
     content: Path, out: Path, templates: Path, ref: str, old_file: Path | None, new_file: Path | None, form: str
 ) -> None:
-    """Compare figures: the site at a git ref against a fresh build. Exit 0 if none changed, 3 if some did."""
+    """Compare figures and claims: the site at a git ref against a fresh build. Exit 0 if none changed, else 3."""
     from generator import changes as ch
 
     if old_file is not None:
@@ -354,7 +354,8 @@ def changes(
 
         new = ch.parse(render_site(content, templates).files["figures.json"], "the fresh build")
     found = ch.compare(old, new)
-    click.echo(ch.render_markdown(found) if form == "markdown" else ch.render_text(found), nl=False)
+    render = {"markdown": ch.render_markdown, "json": ch.render_json}.get(form, ch.render_text)
+    click.echo(render(found), nl=False)
     if found:
         raise click.exceptions.Exit(3)
 

@@ -32,7 +32,7 @@ def repo(tmp_path, monkeypatch):
 def test_nothing_changed(repo):
     result = run_cli("changes")
     assert result.exit_code == 0
-    assert result.output == "No figure changed.\n"
+    assert result.output == "No figure or claim changed.\n"
 
 
 def test_price_edit_lists_exactly_the_changed_figures(repo):
@@ -54,9 +54,17 @@ def test_price_edit_lists_exactly_the_changed_figures(repo):
     after_doc = json.loads((repo / "site/figures.json").read_text())["articles"]
     after = {f["id"]: f["value"] for a in after_doc.values() for f in a["figures"]}
     truly = {k for k in before.keys() & after.keys() if before[k] != after[k]}
-    listed = {line.split(": ")[0].strip() for line in out.splitlines() if " -> " in line and line.startswith("  ")}
+    figure_lines = [line for line in out.splitlines() if line.startswith("  ") and not line.startswith("  claim ")]
+    listed = {line.split(": ")[0].strip() for line in figure_lines if " -> " in line}
     listed.discard("prices checked")
     assert listed == truly
+    # and every claim line is a real change of what a page states
+    old_claims = {(slug, c["id"]): c["subject"] for slug, a in json.loads(committed.stdout)["articles"].items()
+                  for c in a.get("claims", [])}  # fmt: skip
+    new_claims = {(slug, c["id"]): c["subject"] for slug, a in after_doc.items() for c in a["claims"]}
+    truly_claims = {k for k in old_claims.keys() | new_claims.keys() if old_claims.get(k) != new_claims.get(k)}
+    claim_lines = sum(line.startswith("  claim ") for line in out.splitlines())
+    assert claim_lines == len(truly_claims)
     md = run_cli("changes", "--format", "markdown", "--old", str(repo / "no-such.json"))
     assert md.exit_code == 1 and "cannot read" in md.output
 

@@ -213,8 +213,15 @@ def test_figures_json_entry_is_what_json_dumps_writes():
         )
         for f in sorted(figures, key=lambda f: f.id)
     ]
-    assert [line.strip().rstrip(",") for line in lines[2:-4]] == expected
+    start = lines.index('  "figures": [') + 1
+    assert [line.strip().rstrip(",") for line in lines[start : start + len(figures)]] == expected
+    assert lines[start + len(figures)] == "  ],"
     assert json.loads("{" + chunk + "}")["a-slug"]["title"] == hostile
+    stated = figures_chunk("s", "t", figures, [], [("best.label", hostile), ("rank", "4")])
+    assert json.loads("{" + stated + "}")["s"]["claims"] == [
+        {"id": "best.label", "subject": hostile},
+        {"id": "rank", "subject": "4"},
+    ]
     with pytest.raises(ValueError):
         figures_chunk("s", "t", [Figure("nan", float("nan"), "USD")], [])
     with pytest.raises(ValueError):

@@ -1,0 +1,62 @@
+"""Claims: every statement a page makes that is not a figure, for figures.json and the change report.
+
+A page's text is its templates and prose applied to the values its kind
+computed. Figures (numbers with units) are recorded as such; everything
+else a page can state comes from the other values: names and labels (which
+setup is cheapest, which is recommended), yes/no decisions (fits, tied,
+cheapest), counts and ranks ("4th of 62"), and the lists of neighbours with
+their costs. Each becomes a claim: an id (where it sits in the page's
+values), its subject (what it says) and, where the page knows them, the
+figures it rests on. Dates are left out: a refresh moves them on every page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+_encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": ")).encode
+SKIP = {"article"}  # the page's own title and date
+
+
+def claims_of(values: dict) -> list[tuple[str, str]]:
+    """(id, subject) for every non-figure statement the values can make, sorted by id."""
+    out: list[tuple[str, str]] = []
+    for key, value in values.items():
+        if key.startswith("_") or key in SKIP or callable(value):
+            continue
+        _walk(key, value, out, in_list=False)
+    out.sort()
+    return out
+
+
+def _walk(path: str, value: Any, out: list, in_list: bool) -> None:
+    kind = type(value)
+    if kind is str or kind.__name__ == "Markup":
+        out.append((path, str(value)))
+    elif kind is bool:
+        out.append((path, "yes" if value else "no"))
+    elif kind is int:
+        out.append((path, str(value)))
+    elif kind is float:
+        if in_list:  # inside a list a number is part of a ranking, not a figure the page recorded
+            out.append((path, repr(value)))
+    elif value is None:
+        out.append((path, "none"))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if not (isinstance(k, str) and (k.startswith("_") or callable(v))):
+                _walk(f"{path}.{k}", v, out, in_list)
+    elif isinstance(value, (list, tuple)):
+        out.append((f"{path}.count", str(len(value))))
+        for i, item in enumerate(value):
+            _walk(f"{path}[{i}]", item, out, True)
+    elif isinstance(value, dt.date):
+        return
+    # other objects (records the templates read) carry figures and names already walked elsewhere
+
+
+def claim_lines(claims: list[tuple[str, str]]) -> str:
+    """The claims as figures.json lines: {"id": ..., "subject": ...}."""
+    return ",\n   ".join(_encode({"id": cid, "subject": subject}) for cid, subject in claims)
