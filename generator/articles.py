@@ -167,6 +167,22 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
     s_cost = engine.run_cost(s_hours, offer.usd_per_hour)
     rec("snippet.hours", s_hours, "hours", bench.id)
     rec("snippet.cost", s_cost, "USD", bench.id, offer.key)
+    checks = _throughput_checks(cat, rec, runs, gpu, offer, float(snippet_tokens), s_hours, s_cost)
+    blocks.add(
+        Table(
+            "checks",
+            f"What each published throughput asks of {offer.count} × {gpu.name} "
+            f"({fmt.number(gpu.peak_tflops * offer.count)} TFLOPS dense BF16 peak)",
+            [
+                Column("label", "Run"),
+                Column("tokens_per_second", "Tokens per second", "num2", True),
+                Column("tflops", "Work done (TFLOPS)", "num1", True),
+                Column("utilization", "Share of dense peak", "pct", True),
+                Column("verdict", "Check"),
+            ],
+            checks["rows"],
+        )
+    )
     code = (
         f"tokens = {snippet_tokens:_}\n"
         f"tokens_per_second = {bench.tokens_per_second!r}\n"
@@ -262,6 +278,7 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
         "estimates": rows,
         "by_tokens": by_tokens,
         "snippet": {"tokens": snippet_tokens, "hours": s_hours, "cost": s_cost},
+        "check": checks,
         "compare": crow,
         "compare_tokens": p["compare_tokens"],
         "cheapest_run": cheapest,
@@ -320,6 +337,48 @@ FLOPS = record(
         ),
     }
 )
+
+
+def _throughput_checks(cat, rec, runs, gpu, offer, tokens, hours, cost) -> dict:
+    """Each published throughput set against the hardware: the work it implies, its share of the dense peak,
+    and, for the main run, what the FLOP method of the other articles gives for the same job."""
+    peak = gpu.peak_tflops * offer.count
+    planning = cat.site.planning_utilization
+    rows = []
+    for r in runs:
+        b = r["bench"]
+        model, method = cat.models[b.model], cat.methods[b.method]
+        util = rec(f"check.{b.id}.utilization", engine.implied_utilization(method.ops_per_param, model.parameters,
+                   b.tokens_per_second, peak), "share", b.id, gpu.id)  # fmt: skip
+        rows.append(
+            {
+                "key": b.id,
+                "label": r["label"],
+                "tokens_per_second": b.tokens_per_second,
+                "tflops": rec(f"check.{b.id}.tflops", util * peak, "TFLOPS", b.id),
+                "utilization": util,
+                "doubtful": util > 1.0,
+                "verdict": "above the dense peak" if util > 1.0 else "plausible",
+                "ops": method.ops_per_param,
+            }
+        )
+    main = rows[0]
+    b = runs[0]["bench"]
+    model, method = cat.models[b.model], cat.methods[b.method]
+    flop_hours = engine.flop_hours(method.ops_per_param, model.parameters, tokens, peak, planning)
+    return {
+        "rows": rows,
+        "main": main,
+        "doubtful": [r for r in rows if r["doubtful"]],
+        "peak": peak,
+        "planning": planning,
+        "flop_hours": rec("check.flop.hours", flop_hours, "hours", b.id, gpu.id),
+        "flop_cost": rec("check.flop.cost", engine.run_cost(flop_hours, offer.usd_per_hour), "USD", offer.key),
+        "flop_vs_throughput": rec("check.flop.ratio", flop_hours / hours, "ratio"),
+        # the two methods agree when the run sustains this share of peak, or the peak is this many times higher
+        "peak_factor": rec("check.peak_factor", main["utilization"] / planning, "ratio"),
+        "cost": cost,
+    }
 
 
 def build_flops(cat: Catalog, art: Article, p: dict) -> Context:

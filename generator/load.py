@@ -37,6 +37,8 @@ SITE = record(
         "locale": F("choice", choices=("en-US",)),
         "price_guard": PRICE_GUARD,
         "stale_after_days": opt("count"),
+        # the share of dense peak FLOP-based estimates plan with, and checks of published throughputs use
+        "planning_utilization": opt("share"),
     }
 )
 
@@ -284,6 +286,7 @@ class Site:
     language: str
     locale: str = "en-US"
     price_guard: PriceGuard = PriceGuard()
+    planning_utilization: float = 0.3
     stale_after_days: int = 180
 
 
@@ -655,7 +658,14 @@ def load_content(root: Path) -> Catalog:
     assert site and evaluation is not None
     return Catalog(
         root=root,
-        site=Site(**{**site, "price_guard": guard, "stale_after_days": site["stale_after_days"] or 180}),
+        site=Site(
+            **{
+                **site,
+                "price_guard": guard,
+                "stale_after_days": site["stale_after_days"] or 180,
+                "planning_utilization": site["planning_utilization"] or 0.3,
+            }
+        ),
         gpus=gpus,
         models=models,
         methods=methods,

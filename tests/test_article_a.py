@@ -104,3 +104,18 @@ def test_chart_present_with_stable_id(site):
     scripts = " ".join(s.get_text() for s in soup.find_all("script"))
     assert f'Plotly.newPlot("{A}-cost-vs-tokens"' in scripts
     assert soup.find("script", src="../assets/plotly.min.js") is not None
+
+
+def test_the_page_shows_its_doubt_and_the_flop_method_by_hand(site):
+    """The DGX Spark figure implies more than the chip's dense peak; the page says so and what the FLOP method gives."""
+    params, tps, peak, price = 70_553_706_496, 759.79, 125e12, 0.75
+    work = 6 * params * tps  # operations per second the published throughput implies (QLoRA: 6 per parameter)
+    share = work / peak
+    flop_hours = 6 * params * 100e6 / (peak * 0.30 * 3600)  # 100 M tokens at the 30% planning share
+    text = site.text(A)
+    assert f"{work / 1e12:.1f} TFLOPS of work: {share * 100:.0f}% of the 125 TFLOPS dense BF16 peak" in text
+    assert "more than the chip can do at its dense peak" in text
+    assert f"about {flop_hours:.1f} hours and ${flop_hours * price:.2f}" in text
+    assert (round(share * 100), round(flop_hours, 1), round(flop_hours * price, 2)) == (257, 313.6, 235.18)
+    rows = site.table(A, "checks")[1:]
+    assert [r[-1] for r in rows] == ["above the dense peak"] * 3
