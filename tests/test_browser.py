@@ -21,7 +21,10 @@ PAGES = [
     "70b-fine-tune-across-clouds/index.html",
     "mlperf-llama2-70b-lora-cost/index.html",
     "fine-tune-70b-every-setup/index.html",
+    "fine-tune-open-models-every-setup/index.html",
+    "memory-model-vs-measurements/index.html",
     "llama-3-3-70b-lora-on-nodus-b200x1/index.html",
+    "mixtral-8x7b-qlora-on-nodus-h100x1/index.html",
     "404.html",
 ]
 VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
