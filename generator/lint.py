@@ -116,10 +116,41 @@ def age_findings(cat: Catalog) -> list[Finding]:
     return out
 
 
+def source_findings(cat: Catalog) -> list[Finding]:
+    """Sources a page cites that have no public address a reader could follow (listed, not flagged)."""
+    root = cat.root
+    found: list[tuple[str, str]] = []
+    for m in cat.models.values():
+        if not m.url:
+            found.append((display_path(root / "models.yaml"), f"model {m.id}: {m.source}"))
+    for m in cat.methods.values():
+        if not m.url:
+            found.append((display_path(root / "methods.yaml"), f"method {m.id}: {m.source}"))
+    for (model, method), mem in sorted(cat.memory.items()):
+        if not mem.url:
+            found.append((display_path(root / "methods.yaml"), f"memory {model}/{method}: {mem.source}"))
+    for g in cat.gpus.values():
+        for what, source, url in (("peak", g.peak_source, g.peak_url), ("memory", g.memory_source, g.memory_url)):
+            if not url:
+                found.append((display_path(root / "hardware.yaml"), f"GPU {g.id} {what}: {source}"))
+    for b in cat.benchmarks.values():
+        if not b.url:
+            found.append((display_path(root / "benchmarks.yaml"), f"benchmark {b.id}: {b.source}"))
+    for snaps in cat.snapshots.values():
+        if not snaps[-1].url:
+            found.append((snaps[-1].file, f"price snapshot: {snaps[-1].source}"))
+    return [Finding(where, f"no public address for {what}", False) for where, what in found]
+
+
 def lint(cat: Catalog) -> list[Finding]:
     """All findings, benchmarks first."""
     return (
-        benchmark_findings(cat) + result_findings(cat) + price_findings(cat) + memory_findings(cat) + age_findings(cat)
+        benchmark_findings(cat)
+        + result_findings(cat)
+        + price_findings(cat)
+        + memory_findings(cat)
+        + age_findings(cat)
+        + source_findings(cat)
     )
 
 

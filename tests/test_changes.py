@@ -77,3 +77,12 @@ def test_markdown_body(repo):
     assert "### What a 70B QLoRA fine-tune costs on a rented DGX Spark (`dgx-spark-70b-qlora-cost`)" in result.output
     cost = 100e6 / 759.79 / 3600
     assert f"| `snippet.cost` | ${cost * 0.75:.2f} | ${cost * 0.80:.2f} | +6.7% |" in result.output
+
+
+def test_lint_lists_sources_without_a_public_address():
+    from conftest import CONTENT
+
+    result = run_cli("lint", "--content", str(CONTENT))
+    lines = [line for line in result.output.splitlines() if "no public address" in line]
+    assert any(line.endswith(": ok: no public address for price snapshot: Nodus pricing page") for line in lines)
+    assert not any("model llama-3.3-70b" in line for line in lines)  # it has a url
