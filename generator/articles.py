@@ -1132,6 +1132,7 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
             "count": offer.count,
             "usd_per_hour": offer.usd_per_hour,
             "checked": offer.checked,
+            "date_phrase": offer.date_phrase,
         },
         "state_gb": mem.gb if mem else None,
         "memory_gb": gpu.memory_gb * offer.count,

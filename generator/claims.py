@@ -13,10 +13,12 @@ figures it rests on. Dates are left out: a refresh moves them on every page.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C function json uses
 SKIP = {"article"}  # the page's own title and date
+DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")  # a date inside a sentence is left out like any other date
 
 
 def claims_of(values: dict) -> list[tuple[str, str]]:
@@ -33,7 +35,7 @@ def claims_of(values: dict) -> list[tuple[str, str]]:
 def _walk(path: str, value: Any, out: list, in_list: bool) -> None:
     kind = type(value)  # the common cases first, by exact type: a family page has about eighty values
     if kind is str:
-        out.append((path, value))
+        out.append((path, DATE.sub("<date>", value) if "-" in value else value))
     elif kind is float:
         if in_list:  # inside a list a number is part of a ranking, not a figure the page recorded
             out.append((path, repr(value)))

@@ -418,9 +418,14 @@ def import_model(
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder holding the provider folders.",
 )
+@click.option(
+    "--commit",
+    default=None,
+    help="The catalog repository's commit the CSV comes from (default: read from an extract's file name).",
+)
 @content_option
 def import_prices(
-    kind: str, csv_file: Path, provider: str, name: str | None, checked, out: Path, content: Path
+    kind: str, csv_file: Path, provider: str, name: str | None, checked, out: Path, commit: str | None, content: Path
 ) -> None:
     """Turn a cloud price catalog (a SkyPilot vms.csv) into a dated price snapshot."""
     from generator.importers import import_skypilot
@@ -429,7 +434,9 @@ def import_prices(
 
     if not SLUG_RE.match(provider):
         raise CostpressError(f"--provider: expected lower-case letters, digits and '-', got {provider!r}")
-    text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name)
+    if commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise CostpressError(f"--commit: expected a git commit hash (7 to 40 hex digits), got {commit!r}")
+    text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name, commit)
     target = out / provider / f"{checked.date().isoformat()}.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")

@@ -195,7 +195,12 @@ def _gpu_for(row: Row, gpus: dict[str, Gpu]) -> str | None:
 
 
 def import_skypilot(
-    path: Path, provider: str, checked: dt.date, gpus: dict[str, Gpu], name: str | None = None
+    path: Path,
+    provider: str,
+    checked: dt.date,
+    gpus: dict[str, Gpu],
+    name: str | None = None,
+    commit: str | None = None,
 ) -> tuple[str, Summary]:
     """Return the snapshot YAML text for one catalog, and what was kept and skipped."""
     summary = Summary()
@@ -255,9 +260,9 @@ def import_skypilot(
         "provider": provider,
         "name": name or provider,
         "checked": checked,
-        "source": f"SkyPilot catalog extract {path.name}: lowest on-demand price across regions and zones",
-        "url": "https://github.com/skypilot-org/skypilot-catalog",
-        "notes": "checked is the date of the import; the catalog file does not record when its prices were read",
+        "checked_is": "imported",
+        "source": f"{catalog_name(path, provider, commit)}: lowest on-demand price across regions and zones",
+        "url": SKYPILOT_URL + (f"/tree/{commit or named_commit(path)}" if (commit or named_commit(path)) else ""),
         "currency": "USD",
         **({"acknowledged": acknowledged} if acknowledged else {}),
         "offers": offers,
@@ -266,6 +271,25 @@ def import_skypilot(
     return header + yaml.safe_dump(
         doc, sort_keys=False, default_flow_style=None, width=1000, allow_unicode=True
     ), summary
+
+
+SKYPILOT_URL = "https://github.com/skypilot-org/skypilot-catalog"
+# an extract named <source>-<cloud>-<schema version>-<short commit>.csv, as in shared/data/price-catalogs
+EXTRACT_NAME = re.compile(r"^skypilot-catalog-(?P<cloud>[a-z0-9]+)-(?P<schema>v\d+)-(?P<commit>[0-9a-f]{7,40})\.csv$")
+
+
+def named_commit(path: Path) -> str | None:
+    m = EXTRACT_NAME.match(path.name)
+    return m.group("commit") if m else None
+
+
+def catalog_name(path: Path, provider: str, commit: str | None) -> str:
+    """The source as a reader can find it: the catalog repository, the cloud's file and its commit."""
+    m = EXTRACT_NAME.match(path.name)
+    commit = commit or (m.group("commit") if m else None)
+    schema = f"{m.group('schema')} " if m else ""
+    where = f"at commit {commit}" if commit else "at a commit not recorded"
+    return f"SkyPilot catalog (skypilot-org/skypilot-catalog), {schema}{provider} vms.csv {where}"
 
 
 # --- time-to-train results --------------------------------------------------------

@@ -236,6 +236,8 @@ SNAPSHOT = record(
         "provider": F("slug"),
         "name": opt("text"),
         "checked": F("date"),
+        # imported: `checked` is the day a catalog was imported, not a day anyone read the prices
+        "checked_is": opt("choice", choices=("read", "imported")),
         "source": F("text"),
         "url": opt("url"),
         "notes": opt("para"),
@@ -440,6 +442,15 @@ class Offer:
     file: str
     line: int | None = field(default=None, compare=False)
     gpu_memory_gb: float | None = None  # what the provider's catalog says each GPU has
+    imported: bool = False  # `checked` is a catalog's import date, not when its prices were read
+
+    @property
+    def date_phrase(self) -> str:
+        """How a page names the offer's date: read, or only imported from a catalog."""
+        day = self.checked.isoformat()
+        if self.imported:
+            return f"prices imported {day} from a catalog that does not record when they were read"
+        return f"prices checked {day}"
 
     @functools.cached_property  # a family asks for it twice per combination (16,640 in the benchmark)
     def key(self) -> str:
@@ -462,6 +473,7 @@ class Snapshot:
     offers: tuple[Offer, ...]
     notes: str | None = None
     acknowledged: str | None = None  # why `costpress lint` flags in this snapshot are kept
+    imported: bool = False  # `checked` is a catalog's import date, not when its prices were read
 
 
 @dataclass(frozen=True)
@@ -868,6 +880,7 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
                         file=display,
                         line=doc.line(("offers", i, "usd_per_hour")),
                         gpu_memory_gb=o["gpu_memory_gb"],
+                        imported=data["checked_is"] == "imported",
                     )
                 )
             if data["checked"] is None:
@@ -883,6 +896,7 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
                     offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
                     notes=data["notes"],
                     acknowledged=data["acknowledged"],
+                    imported=data["checked_is"] == "imported",
                 )
             )
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}

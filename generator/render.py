@@ -581,6 +581,7 @@ class Renderer:
             "sources": art.sources,
             "charts": charts,
             "prices_checked": ctx.prices_checked,
+            "prices_verb": self._prices_verb(ctx),
             "modified": modified,
             "tables": ctx.blocks.tables,
         }
@@ -588,6 +589,15 @@ class Renderer:
         html = self.html.get_template("article.html").render(page=page)
         md = self.md.get_template("article.md").render(page=page)
         return Page(art, ctx, html.encode("utf-8"), md.encode("utf-8"))
+
+    def _prices_verb(self, ctx: Context) -> str:
+        """'checked' when someone read every price on its date; 'imported' when every date is a catalog's
+        import date (the catalog does not say when its prices were read); 'dated' when the page has both."""
+        days = set(ctx.prices_checked)
+        snaps = [s for p in ctx.providers for s in self.catalog.snapshots.get(p, ()) if s.checked in days]
+        if not any(s.imported for s in snaps):
+            return "checked"
+        return "dated" if any(not s.imported for s in snaps) else "imported"
 
     def _json_ld(self, page: dict) -> list[dict]:
         """Article and FAQPage structured data; the FAQ text is the visible FAQ's text."""

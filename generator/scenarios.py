@@ -124,5 +124,5 @@ def price_input(offer: Offer, gpu: Gpu, name: str = "", note: str = "") -> Input
         "",
         f"{offer.provider_name}: {offer.source}{note}",
         offer.url,
-        offer.checked.isoformat(),
+        offer.date_phrase.removeprefix("prices "),
     )

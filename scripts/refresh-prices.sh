@@ -3,7 +3,10 @@
 # write the change report. Used by .github/workflows/price-refresh.yml; run it
 # by hand the same way:
 #
-#   scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD]
+#   scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD [COMMIT]]
+#
+# COMMIT is the catalog repository's commit the CSVs were fetched at; the
+# snapshots name it as their source.
 #
 # CATALOG_DIR holds one vms.csv per cloud, named <provider>.csv (lambda.csv,
 # nebius.csv, runpod.csv, aws.csv, gcp.csv, azure.csv). Exit status: 0 nothing
@@ -12,15 +15,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir=${1:?usage: scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD]}
+dir=${1:?usage: scripts/refresh-prices.sh CATALOG_DIR [YYYY-MM-DD [COMMIT]]}
 day=${2:-$(date -u +%F)}
+commit=(${3:+--commit "$3"})
 declare -A names=([lambda]=Lambda [nebius]=Nebius [runpod]=RunPod [aws]=AWS [gcp]="Google Cloud" [azure]=Azure)
 
 make --quiet .venv/.installed
 for provider in "${!names[@]}"; do
   csv="$dir/$provider.csv"
   [ -f "$csv" ] || { echo "skip $provider: no $csv"; continue; }
-  .venv/bin/costpress import-prices skypilot "$csv" --provider "$provider" --name "${names[$provider]}" --checked "$day"
+  .venv/bin/costpress import-prices skypilot "$csv" --provider "$provider" --name "${names[$provider]}" --checked "$day" "${commit[@]}"
 done
 
 make site
