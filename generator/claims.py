@@ -18,6 +18,7 @@ from typing import Any
 
 _string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C function json uses
 SKIP = {"article"}  # the page's own title and date
+IDS = {"slug", "key"}  # identifiers for links and lookups: what they name is stated by its label
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")  # a date inside a sentence is left out like any other date
 
 
@@ -38,10 +39,10 @@ def _walk(path: str, value: Any, out: list, in_list: bool) -> None:
         out.append((path, DATE.sub("<date>", value) if "-" in value else value))
     elif kind is float:
         if in_list:  # inside a list a number is part of a ranking, not a figure the page recorded
-            out.append((path, repr(value)))
+            out.append((path, format(value, ".8g")))  # eight digits: cents of any price a page prints
     elif kind is dict:
         for k, v in value.items():
-            if type(k) is not str or not (k[:1] == "_" or callable(v)):
+            if type(k) is not str or not (k[:1] == "_" or k in IDS or k.endswith("_slug") or callable(v)):
                 _walk(f"{path}.{k}", v, out, in_list)
     elif kind is bool:
         out.append((path, "yes" if value else "no"))
