@@ -12,6 +12,7 @@ figures it rests on. Dates are left out: a refresh moves them on every page.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -52,8 +53,7 @@ def _walk(path: str, value: Any, out: list, in_list: bool) -> None:
         out.append((path, "none"))
     elif kind is list or kind is tuple:
         out.append((f"{path}.count", str(len(value))))
-        for i, item in enumerate(value):
-            _walk(f"{path}[{i}]", item, out, True)
+        out.extend([(path + suffix, subject) for suffix, subject in _items(value)])
     elif isinstance(value, str):  # Markup
         out.append((path, str(value)))
     elif isinstance(value, dict):
@@ -61,7 +61,30 @@ def _walk(path: str, value: Any, out: list, in_list: bool) -> None:
     # dates are left out; other objects (records the templates read) carry figures and names walked elsewhere
 
 
+_LISTS: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+
+
+def _items(value: list | tuple) -> list[tuple[str, str]]:
+    """The claims of a list's items, as (path suffix, subject); remembered per list object, since the
+    pages of a family share their neighbour lists (the entry keeps the list alive, so its id stays its own)."""
+    kept = _LISTS.get(id(value))
+    if kept is not None and kept[0] is value:
+        return kept[1]
+    found: list[tuple[str, str]] = []
+    for i, item in enumerate(value):
+        _walk(f"[{i}]", item, found, True)
+    if len(_LISTS) > 4096:
+        _LISTS.clear()
+    _LISTS[id(value)] = (value, found)
+    return found
+
+
+@functools.lru_cache(maxsize=65_536)  # pages of a family state many of the same claims
+def _line(cid: str, subject: str) -> str:
+    return f'{{"id": {_string(cid)}, "subject": {_string(subject)}}}'
+
+
 def claim_lines(claims: list[tuple[str, str]]) -> str:
     """The claims as figures.json lines: what json.dumps(sort_keys=True, ensure_ascii=False) writes for each
     {"id": ..., "subject": ...}, from the C string escaper (a family page has about sixty)."""
-    return ",\n   ".join([f'{{"id": {_string(cid)}, "subject": {_string(subject)}}}' for cid, subject in claims])
+    return ",\n   ".join([_line(cid, subject) for cid, subject in claims])
