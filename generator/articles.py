@@ -167,7 +167,7 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
     s_cost = engine.run_cost(s_hours, offer.usd_per_hour)
     rec("snippet.hours", s_hours, "hours", bench.id)
     rec("snippet.cost", s_cost, "USD", bench.id, offer.key)
-    checks = _throughput_checks(cat, rec, runs, gpu, offer, float(snippet_tokens), s_hours, s_cost)
+    checks = _throughput_checks(cat, rec, runs, gpu, offer, float(snippet_tokens), s_hours)
     blocks.add(
         Table(
             "checks",
@@ -339,7 +339,7 @@ FLOPS = record(
 )
 
 
-def _throughput_checks(cat, rec, runs, gpu, offer, tokens, hours, cost) -> dict:
+def _throughput_checks(cat, rec, runs, gpu, offer, tokens, hours) -> dict:
     """Each published throughput set against the hardware: the work it implies, its share of the dense peak,
     and, for the main run, what the FLOP method of the other articles gives for the same job."""
     peak = gpu.peak_tflops * offer.count
@@ -377,7 +377,6 @@ def _throughput_checks(cat, rec, runs, gpu, offer, tokens, hours, cost) -> dict:
         "flop_vs_throughput": rec("check.flop.ratio", flop_hours / hours, "ratio"),
         # the two methods agree when the run sustains this share of peak, or the peak is this many times higher
         "peak_factor": rec("check.peak_factor", main["utilization"] / planning, "ratio"),
-        "cost": cost,
     }
 
 

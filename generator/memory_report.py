@@ -42,14 +42,12 @@ def report(
         raise CostpressError(f"--model: {model} has no architecture in models.yaml; add one with import-model")
     if not meth.training:
         raise CostpressError(f"--method: {method} has no training block in methods.yaml")
+    job = training_job(m, meth, count, sequence_length=sequence_length, micro_batch=micro_batch,
+                       checkpointing=checkpointing, lora_rank=lora_rank, lora_targets=lora_targets)  # fmt: skip
     try:
-        job = training_job(m, meth, count, sequence_length=sequence_length, micro_batch=micro_batch,
-                           checkpointing=checkpointing, lora_rank=lora_rank, lora_targets=lora_targets)  # fmt: skip
-        if job.trainable == "lora":
-            memory.lora_parameters(job.arch, job.lora_rank, job.lora_targets)
-    except ValueError as exc:
+        return job, memory.breakdown(job, cat.gpus[gpu].memory_gb)
+    except ValueError as exc:  # an unknown LoRA target
         raise CostpressError(f"--lora-targets: {exc}") from None
-    return job, memory.breakdown(job, cat.gpus[gpu].memory_gb)
 
 
 def render(cat: Catalog, model: str, method: str, gpu: str, job: memory.Job, b: memory.Breakdown, form: str) -> str:

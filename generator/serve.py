@@ -19,7 +19,7 @@ from pathlib import Path
 from generator import guard
 from generator.build import render_site
 from generator.errors import CostpressError
-from generator.write import Publisher, clean_leftovers
+from generator.write import publish
 
 RELOAD_JS = b"""<script>
 (function () {
@@ -68,16 +68,7 @@ def rebuild(content: Path, out: Path, templates: Path, state: State, log: Callab
         dest = guard.target(out)
         guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
         with guard.build_lock(dest, str(out), wait=True, say=log):
-            clean_leftovers(dest)
-            result = render_site(content, templates)
-            publisher = Publisher(dest, str(out))
-            try:
-                for rel, data in result.files.items():
-                    publisher.add(rel, data)
-            except BaseException:
-                publisher.abort()
-                raise
-            diff = publisher.finish()
+            diff = publish(render_site(content, templates).files, dest, str(out))
     except CostpressError as exc:
         _failed(state, str(exc), log)
         return

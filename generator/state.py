@@ -34,21 +34,45 @@ class OddInput(Exception):
 
 def _walk(folder: Path) -> list[Path]:
     """Every file under folder, links followed while they stay inside it; OddInput for anything else."""
-    found = []
+    found, odd = _scan(folder, "input")
+    if odd:
+        raise OddInput(odd[0])
+    return found
+
+
+def odd_inputs(folder: Path, label: str) -> list[str]:
+    """One line for each special file, dangling link, link loop or link out of `folder`, never its contents."""
+    return _scan(folder, label)[1]
+
+
+def _scan(folder: Path, label: str) -> tuple[list[Path], list[str]]:
+    """The regular files under folder (links followed while they stay inside it), and a line for anything else."""
+    found: list[Path] = []
+    odd: list[str] = []
     top = os.path.realpath(folder)
     seen: set[str] = set()
     for root, dirs, names in os.walk(folder, followlinks=True):
         real = os.path.realpath(root)
         if real in seen or not _inside(real, top):  # a link loop, or a link out of the tree
-            raise OddInput(root)
+            odd.append(
+                f"{root}: a link that leads out of the {label} folder (or back into itself); costpress reads "
+                "only files inside it"
+            )
+            dirs[:] = []
+            continue
         seen.add(real)
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(names):
             path = os.path.join(root, name)
-            if not _plain_file(path, top):
-                raise OddInput(path)
-            found.append(Path(path))
-    return found
+            if _plain_file(path, top):
+                found.append(Path(path))
+            elif os.path.islink(path) and not os.path.exists(path):
+                odd.append(f"{path}: a link to nothing; remove it")
+            elif os.path.islink(path) and not _inside(os.path.realpath(path), top):
+                odd.append(f"{path}: a link that leads out of the {label} folder; costpress reads only files inside it")
+            else:
+                odd.append(f"{path}: not a regular file (a pipe, socket or device); remove it")
+    return found, odd
 
 
 def _inside(real: str, top: str) -> bool:
@@ -64,33 +88,6 @@ def _plain_file(path: str, top: str) -> bool:
     if not stat.S_ISREG(mode):
         return False
     return not os.path.islink(path) or _inside(os.path.realpath(path), top)
-
-
-def odd_inputs(folder: Path, label: str) -> list[str]:
-    """One line for each special file, dangling link, link loop or link out of `folder`, never its contents."""
-    out = []
-    top = os.path.realpath(folder)
-    seen: set[str] = set()
-    for root, dirs, names in os.walk(folder, followlinks=True):
-        real = os.path.realpath(root)
-        if real in seen or not _inside(real, top):
-            out.append(
-                f"{root}: a link that leads out of the {label} folder (or back into itself); costpress reads "
-                "only files inside it"
-            )
-            dirs[:] = []
-            continue
-        seen.add(real)
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(root, name)
-            if os.path.islink(path) and not os.path.exists(path):
-                out.append(f"{path}: a link to nothing; remove it")
-            elif os.path.islink(path) and not _inside(os.path.realpath(path), top):
-                out.append(f"{path}: a link that leads out of the {label} folder; costpress reads only files inside it")
-            elif not _plain_file(path, top):
-                out.append(f"{path}: not a regular file (a pipe, socket or device); remove it")
-    return out
 
 
 def inputs_digest(content: Path, templates: Path) -> str | None:

@@ -511,9 +511,9 @@ class Publisher:
         return list(self._paths.names())
 
 
-def publish(files: Files, out: Path) -> Diff:
-    """Make `out` hold exactly `files`; write nothing when it already does."""
-    publisher = Publisher(out)
+def publish(files: Files, out: Path, shown: str | None = None) -> Diff:
+    """Make `out` hold exactly `files`; write nothing when it already does (call it holding the build lock)."""
+    publisher = Publisher(out, shown)  # also clears what a killed build left beside `out`
     try:
         for rel, data in files.items():
             publisher.add(rel, data)
