@@ -67,6 +67,7 @@ class Listing:
     rows: list[dict]
     prices_checked: list[dt.date]
     tags: tuple[str, ...] = ()
+    kind: str = "listing"  # made from the family's inputs, as its pages are
 
 
 def load_families(root: Path, problems: list[str]) -> list[Family]:

@@ -215,6 +215,27 @@ MARKDOWN_RULES = [
 HEADING_RE = re.compile(r"<h([1-6])>(.*?)</h\1>", re.S)
 
 
+COMPUTED_KINDS = ("setup", "listing")  # a family's pages and its listing
+
+
+def page_dates(art, prices_checked) -> tuple[date, date, date | None]:
+    """(published, modified, updated) of a page: `updated` is the modified date when it differs.
+
+    A written article keeps the date its author gave it and is updated when a
+    price it uses was checked later. A family page is made from its inputs, so
+    it is published on the latest of the family's date and its prices' dates:
+    no page says it was published before the prices it shows were read.
+    """
+    modified = max([art.date, *prices_checked])
+    published = modified if art.kind in COMPUTED_KINDS else art.date
+    return published, modified, (modified if modified > published else None)
+
+
+def _entry(art, prices_checked) -> dict:
+    published, modified, updated = page_dates(art, prices_checked)
+    return {"article": art, "published": published, "modified": modified, "updated": updated}
+
+
 class Markdown:
     """Markdown to HTML with markdown-it.rs (Rust), and an id on every heading.
 
@@ -569,7 +590,7 @@ class Renderer:
             if kind == "chart":
                 charts.append({"id": f"{art.slug}-{block.id}", "figure": block.figure})
 
-        modified = max([art.date, *ctx.prices_checked])
+        published, modified, updated = page_dates(art, ctx.prices_checked)
         page = {
             "article": art,
             "root": "../",
@@ -582,7 +603,9 @@ class Renderer:
             "charts": charts,
             "prices_checked": ctx.prices_checked,
             "prices_verb": self._prices_verb(ctx),
+            "published": published,
             "modified": modified,
+            "updated": updated,
             "tables": ctx.blocks.tables,
         }
         page["json_ld"] = self._json_ld(page)
@@ -608,7 +631,7 @@ class Renderer:
                 "@type": "Article",
                 "headline": art.title,
                 "description": art.description,
-                "datePublished": art.date.isoformat(),
+                "datePublished": page["published"].isoformat(),
                 "dateModified": page["modified"].isoformat(),
                 "mainEntityOfPage": page["url"],
                 "author": {"@type": "Organization", "name": site.author},
@@ -634,14 +657,9 @@ class Renderer:
 
     def _entries(self, pages: list[Page], listings=()) -> list[dict]:
         """Index and feed entries: articles and family listings (family pages are reached from their listing)."""
-        entries = [
-            {"article": p.article, "modified": max([p.article.date, *p.prices_checked])}
-            for p in pages
-            if p.article.kind != "setup"
-        ]
-        for x in listings:
-            entries.append({"article": x, "modified": max([x.date, *x.prices_checked])})
-        return sorted(entries, key=lambda e: (e["article"].date, e["article"].slug), reverse=True)
+        entries = [_entry(p.article, p.prices_checked) for p in pages if p.article.kind != "setup"]
+        entries += [_entry(x, x.prices_checked) for x in listings]
+        return sorted(entries, key=lambda e: (e["published"], e["article"].slug), reverse=True)
 
     def render_index(self, pages: list[Page], listings=()) -> bytes:
         site = self.catalog.site
@@ -699,7 +717,7 @@ class Renderer:
             "table": table,
             "fitting": sum(len(g["fit"]) for g in sections),
             "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
-            "modified": max([listing.date, *listing.prices_checked]),
+            **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked))),
         }
         return self.html.get_template("listing.html").render(page=page).encode("utf-8"), table
 
@@ -708,11 +726,7 @@ class Renderer:
         site = self.catalog.site
         base = site.base_url if site.base_url.endswith("/") else site.base_url + "/"
         entries = self._entries(pages, listings)
-        every = entries + [
-            {"article": p.article, "modified": max([p.article.date, *p.prices_checked])}
-            for p in pages
-            if p.article.kind == "setup"
-        ]
+        every = entries + [_entry(p.article, p.prices_checked) for p in pages if p.article.kind == "setup"]
         updated = max((e["modified"] for e in entries), default=None)
         xml = self.xml
         return {

@@ -8,7 +8,10 @@ import xml.etree.ElementTree as ET
 import feedparser
 import pytest
 import yaml
-from conftest import A, B
+from bs4 import BeautifulSoup
+from conftest import CONTENT, A, B
+
+CONTENT_PRICES = CONTENT / "prices"
 
 SLUGS = [A, B, "70b-fine-tune-across-clouds", "mlperf-llama2-70b-lora-cost"]
 BASE = "https://costpress.example/"
@@ -141,3 +144,32 @@ def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path
     assert (diff.unchanged, diff.changed, diff.added) == (1, ["other.json"], ["new.json"])
     for name in ("same.json", "other.json", "new.json"):
         assert (out / name).read_bytes() == b"".join(pieces)
+
+
+def test_no_page_is_published_before_its_prices(tmp_path):
+    """A newer Nodus snapshot: the written article is marked updated on its date, and the family's
+    pages that use Nodus are published on it; pages on other providers keep the family's date."""
+    from conftest import Built, build, make_content
+
+    old = (CONTENT_PRICES / "nodus" / "2026-11-05.yaml").read_text()
+    content = make_content(
+        tmp_path, {"prices/nodus/2026-11-30.yaml": old.replace("checked: 2026-11-05", "checked: 2026-11-30")}, True
+    )
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 0, result.output
+    site = Built(out)
+
+    def meta(slug):
+        return " ".join(site.html(slug).select_one("p.meta").get_text().split())
+
+    assert meta(B) == "Published 2026-11-05 · updated 2026-11-30 · prices checked 2026-11-30"
+    assert "*Published 2026-11-05, updated 2026-11-30, prices checked 2026-11-30.*" in site.md(B)
+    assert meta("llama-3-3-70b-full-on-nodus-b200x8").startswith("Published 2026-11-30 · prices checked 2026-11-30")
+    assert meta("llama-3-3-70b-lora-on-lambda-a100-40gbx8").startswith("Published 2026-11-29 · prices")
+    for slug in (B, "llama-3-3-70b-full-on-nodus-b200x8"):
+        docs = [json.loads(s.string) for s in site.html(slug).find_all("script", type="application/ld+json")]
+        art = next(d for d in docs if d["@type"] == "Article")
+        assert art["datePublished"] <= art["dateModified"] == "2026-11-30"
+    index = " ".join(BeautifulSoup((out / "index.html").read_text(), "html.parser").get_text().split())
+    assert "Published 2026-11-05 · updated 2026-11-30" in index
+    assert "updated 2026-11-29" not in index  # no "updated" that repeats the publication date
