@@ -34,7 +34,7 @@ fix: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .site.build-state .site.page-cache
 
-docs: $(STAMP)  ## regenerate the CLI reference in README.md from --help
+docs: $(STAMP)  ## regenerate docs/commands.md from --help
 	$(BIN)/python -m generator.clidoc
 
 bench: $(STAMP)  ## build-speed figures for 100, 1,000 and 10,000 pages (prints, asserts nothing)

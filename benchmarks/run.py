@@ -110,7 +110,7 @@ def measure(command: list[str], cwd: Path) -> Run:
 def run_build(content: Path, out: Path) -> Run:
     """One costpress build of `content` into `out`."""
     command = [*COSTPRESS, "build", "--content", str(content), "--out", str(out)]
-    return measure([*command, "--templates", str(ROOT / "templates")], ROOT)
+    return measure(command, ROOT)
 
 
 def hugo_time(pages: int, sample: Path, work: Path) -> Run | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from generator import guard, pagecache, state, svg
+from generator import guard, pagecache, state, svg, theme
 from generator.articles import build_context
 from generator.claims import claim_lines, claims_of
 from generator.errors import BuildError, ContentError
@@ -365,7 +365,7 @@ def render_site(
                 else:
                     files.add(rel, data)
         for name in ASSET_FILES + (("sort.js",) if listings else ()):
-            files.add(f"assets/{name}", (templates / "assets" / name).read_bytes())
+            files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
         if any(page.has_charts for page in pages):
             files.add("assets/plotly.min.js", plotly_js())
         entries = [(p.article.slug, p.figures) for p in pages]

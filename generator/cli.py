@@ -40,7 +40,8 @@ templates_option = click.option(
     default="templates",
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder holding the Jinja templates and assets.",
+    help="The site's own templates and assets: a file here replaces the packaged theme's file of the same "
+    "path. Optional; without it the theme is used as it ships.",
 )
 
 
@@ -89,7 +90,7 @@ def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Pa
     display = display_path(out)
     if not out.exists():
         raise CostpressError(
-            f"{display}: file is missing; write its time_to_train header first (see README, time-to-train results)"
+            f"{display}: file is missing; write its time_to_train header first (docs/articles.md, time-to-train)"
         )
     text = read_text(out, display, problems)
     doc = parse_yaml(text or "", display)
@@ -189,8 +190,18 @@ def build(
 
 
 def need_folders(content: Path, templates: Path) -> None:
-    """A clean error for a content or templates folder that is not there."""
+    """A clean error for a content folder that is not there, or a templates folder asked for by name and missing.
+
+    A site without a templates folder of its own builds with the packaged theme.
+    """
+    ctx = click.get_current_context(silent=True)
+    named = ctx is not None and ctx.get_parameter_source("templates") not in (
+        None,
+        click.core.ParameterSource.DEFAULT,
+    )
     for option, folder in (("--content", content), ("--templates", templates)):
+        if option == "--templates" and not named:
+            continue
         if not folder.is_dir():
             raise ContentError([f"{option}: {folder} is not a folder (expected the site's {option[2:]} folder)"])
 
@@ -475,7 +486,7 @@ def serve(content: Path, out: Path, templates: Path, host: str, port: int) -> No
 @click.argument("slug")
 @click.option(
     "--kind",
-    type=click.Choice(["throughput", "flops", "market", "time-to-train"]),
+    type=click.Choice(["throughput", "flops", "market", "time-to-train", "memory-check"]),
     default="throughput",
     show_default=True,
 )
@@ -493,6 +504,21 @@ def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None
         raise CostpressError(f"--date: expected a real date as YYYY-MM-DD, got {day!r}") from None
     path = scaffold(content, slug, kind, when)
     click.echo(f"wrote {path}; edit it, then run 'costpress build'")
+
+
+@cli.command()
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--title", default="GPU cost notes", show_default=True, help="The new site's title.")
+def init(folder: Path, title: str) -> None:
+    """Create a new site in DIR (new or empty) that builds as it is: settings, data, one article of each kind."""
+    import datetime as dt
+
+    from generator.starter import init_site
+
+    if "\n" in title or not title.strip():
+        raise CostpressError("--title: expected one line of text")
+    written = init_site(folder, dt.date.today(), title)
+    click.echo(f"wrote {len(written)} files into {folder}; next: cd {folder} && costpress build")
 
 
 @cli.command("lint")

@@ -1,4 +1,4 @@
-"""The CLI reference in README.md, generated from --help so it cannot drift."""
+"""The command reference in docs/commands.md, generated from --help so it cannot drift."""
 
 from __future__ import annotations
 
@@ -25,17 +25,17 @@ def reference() -> str:
     return "\n\n".join(parts)
 
 
-def update(readme: Path, check: bool = False) -> bool:
-    """Rewrite the marked section of README; with check, only report whether it is current."""
-    text = readme.read_text()
+def update(page: Path, check: bool = False) -> bool:
+    """Rewrite the marked section of a page; with check, only report whether it is current."""
+    text = page.read_text()
     block = f"{START}\n{reference()}\n{END}"
     new = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
     if check:
         return new == text
-    readme.write_text(new)
+    page.write_text(new)
     return True
 
 
 if __name__ == "__main__":
-    ok = update(Path("README.md"), check="--check" in sys.argv)
+    ok = update(Path("docs/commands.md"), check="--check" in sys.argv)
     sys.exit(0 if ok else 1)

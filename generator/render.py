@@ -20,7 +20,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markdown_it_pyrs import MarkdownIt
 from markupsafe import Markup
 
-from generator import formatting, sandbox
+from generator import formatting, sandbox, theme
 from generator.articles import Context
 from generator.charts import Shared
 from generator.load import Article, Catalog
@@ -476,7 +476,7 @@ class Renderer:
 
     def __init__(self, templates: Path, catalog: Catalog):
         self.catalog = catalog
-        loader = jinja2.FileSystemLoader(str(templates))
+        loader = jinja2.FileSystemLoader([str(p) for p in theme.search_path(templates)])
 
         def make_env(autoescape: bool, keep_trailing_newline: bool = True) -> jinja2.Environment:
             # Templates do not change during a build: no file check on every get_template.
@@ -717,7 +717,7 @@ class Renderer:
             "table": table,
             "fitting": sum(len(g["fit"]) for g in sections),
             "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
-            **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked))),
+            **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked), strict=True)),
         }
         return self.html.get_template("listing.html").render(page=page).encode("utf-8"), table
 

@@ -7,15 +7,14 @@ from pathlib import Path
 
 from generator.errors import CostpressError
 from generator.schema import SLUG_RE
-
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "new"
+from generator.theme import SCAFFOLDS
 
 
 def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
     """Write content/articles/<slug>.md for a kind; refuse bad slugs and existing files."""
     if not SLUG_RE.match(slug):
         raise CostpressError(f"slug: expected lower-case letters, digits and single '-', got {slug!r}")
-    source = TEMPLATES / f"{kind}.md"
+    source = SCAFFOLDS / f"{kind}.md"
     if not source.is_file():
         raise CostpressError(f"{source}: no article template for kind {kind!r}")
     target = content / "articles" / f"{slug}.md"

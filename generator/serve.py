@@ -176,10 +176,11 @@ def start(content: Path, out: Path, templates: Path, host: str, port: int, log: 
     rebuild(content, out, templates, state, log)
     out.mkdir(parents=True, exist_ok=True)
     stop, ready = threading.Event(), threading.Event()
+    watched = [p for p in (content, templates) if p.is_dir()]  # a site may have no templates of its own
     threading.Thread(target=server.serve_forever, daemon=True).start()
     threading.Thread(
         target=watch,
-        args=([content, templates], lambda: rebuild(content, out, templates, state, log), stop, ready),
+        args=(watched, lambda: rebuild(content, out, templates, state, log), stop, ready),
         daemon=True,
     ).start()
     ready.wait(timeout=10)

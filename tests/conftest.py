@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -15,9 +16,21 @@ from generator.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTENT = ROOT / "content"
-TEMPLATES = ROOT / "templates"
+TEMPLATES = ROOT / "generator" / "theme"  # the packaged theme, passed as a full set of overrides
 A = "dgx-spark-70b-qlora-cost"
 B = "fine-tune-70b-cost-by-setup"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_home(tmp_path_factory):
+    """Every test runs with HOME in a temporary folder: nothing a build or a tool writes lands in the real one."""
+    old = os.environ.get("HOME")
+    os.environ["HOME"] = str(tmp_path_factory.mktemp("home"))
+    yield
+    if old is None:
+        os.environ.pop("HOME", None)
+    else:
+        os.environ["HOME"] = old
 
 
 def run_cli(*args: str):

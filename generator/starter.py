@@ -1,0 +1,53 @@
+"""`costpress init DIR`: a new site that builds as it is.
+
+The files come from `generator/starter/` (package data): the site settings,
+the engine's data, price snapshots of the providers the article scaffolds
+name, a README, a .gitignore and the refresh workflow. One article of each
+kind is made from the scaffolds that `costpress new` uses.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+from generator import __version__
+from generator.errors import CostpressError
+from generator.scaffold import scaffold
+from generator.theme import SCAFFOLDS
+
+STARTER = Path(__file__).resolve().parent / "starter"
+# package data cannot hold dot-files reliably: renamed on the way out
+RENAMED = {"gitignore": ".gitignore", "github": ".github"}
+ARTICLES = {  # kind: slug of its example article
+    "flops": "what-a-70b-fine-tune-costs",
+    "market": "one-fine-tune-across-providers",
+    "throughput": "a-fine-tune-on-one-small-gpu",
+    "time-to-train": "a-benchmark-run-at-rental-prices",
+    "memory-check": "memory-estimates-against-measurements",
+}
+
+
+def init_site(dest: Path, day: dt.date, title: str = "GPU cost notes") -> list[Path]:
+    """Write a new site into `dest` (missing or empty); returns the files written."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise CostpressError(f"{dest}: not an empty folder (init writes a new site only into a new or empty folder)")
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in sorted(STARTER.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        rel = Path(*[RENAMED.get(part, part) for part in path.relative_to(STARTER).parts])
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if rel.name in ("README.md", "price-refresh.yml"):
+            text = path.read_text().replace("__TITLE__", title).replace("__COSTPRESS__", f"costpress=={__version__}")
+            target.write_text(text)
+        else:
+            shutil.copyfile(path, target)
+        written.append(target)
+    for kind in sorted(ARTICLES):
+        if (SCAFFOLDS / f"{kind}.md").is_file():
+            written.append(scaffold(dest / "content", ARTICLES[kind], kind, day))
+    return written

@@ -1,0 +1,82 @@
+"""The packaged theme, a site's own templates over it file by file, and `costpress init`."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from conftest import CONTENT, ROOT, TEMPLATES, run_cli
+
+from generator import __version__, theme
+from generator.starter import ARTICLES, init_site
+
+
+def _build(content, out, templates=None):
+    args = ["build", "--content", str(content), "--out", str(out)]
+    if templates is not None:
+        args += ["--templates", str(templates)]
+    return run_cli(*args)
+
+
+def test_the_theme_ships_in_the_package():
+    assert theme.DEFAULT == ROOT / "generator" / "theme"
+    for name in ("base.html", "article.html", "article.md", "index.html", "assets/style.css"):
+        assert (theme.DEFAULT / name).is_file(), name
+    # this repository's templates/ holds no template: its site is the theme's
+    assert [p.name for p in (ROOT / "templates").iterdir()] == ["README.md"]
+
+
+def test_a_site_without_templates_builds_with_the_theme(tmp_path, monkeypatch):
+    site = tmp_path / "blog"
+    init_site(site, dt.date(2026, 12, 1))
+    monkeypatch.chdir(site)  # no templates/ here: the default --templates is missing, and that is fine
+    result = run_cli("build", "--strict")
+    assert result.exit_code == 0, result.output
+    for slug in ARTICLES.values():
+        assert (site / "site" / slug / "index.html").is_file(), slug
+    assert (site / "site" / "assets" / "style.css").read_bytes() == (theme.DEFAULT / "assets/style.css").read_bytes()
+
+
+def test_one_override_changes_only_its_file(tmp_path):
+    plain = _build(CONTENT, tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    own = tmp_path / "templates"
+    (own / "assets").mkdir(parents=True)
+    base = (TEMPLATES / "base.html").read_text()
+    assert "</footer>" in base
+    (own / "base.html").write_text(base.replace("</footer>", "<p>Our own footer line</p></footer>"))
+    (own / "assets" / "style.css").write_text("body { color: #123456; }\n")
+    result = _build(CONTENT, tmp_path / "own", own)
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "own" / "dgx-spark-70b-qlora-cost" / "index.html").read_text()
+    assert "Our own footer line" in page
+    assert (tmp_path / "own" / "assets" / "style.css").read_text() == "body { color: #123456; }\n"
+    # files the site does not override are the theme's
+    for rel in ("assets/sort.js", "dgx-spark-70b-qlora-cost/index.md"):
+        assert (tmp_path / "own" / rel).read_bytes() == (tmp_path / "plain" / rel).read_bytes()
+
+
+def test_a_named_templates_folder_must_exist(tmp_path):
+    result = _build(CONTENT, tmp_path / "out", tmp_path / "nope")
+    assert result.exit_code == 1
+    assert "--templates" in result.output and "nope" in result.output
+
+
+def test_init_refuses_a_folder_with_anything_in_it(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    result = run_cli("init", str(tmp_path))
+    assert result.exit_code == 1 and "not an empty folder" in result.output
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_init_writes_a_whole_site(tmp_path):
+    result = run_cli("init", str(tmp_path / "blog"), "--title", "Rent or buy")
+    assert result.exit_code == 0, result.output
+    blog = tmp_path / "blog"
+    for rel in (".gitignore", "README.md", ".github/workflows/price-refresh.yml", "content/site.yaml"):
+        assert (blog / rel).is_file(), rel
+    assert (blog / "README.md").read_text().startswith("# Rent or buy\n")
+    kinds = sorted(p.read_text().split("kind: ")[1].split()[0] for p in (blog / "content/articles").glob("*.md"))
+    assert kinds == sorted(ARTICLES)
+    workflow = (blog / ".github/workflows/price-refresh.yml").read_text()
+    assert "costpress changes --format markdown" in workflow and f'"costpress=={__version__}"' in workflow
