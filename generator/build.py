@@ -11,6 +11,7 @@ import json
 import multiprocessing as mp
 import operator
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,6 +250,8 @@ def render_site(
     cache: Path | None = None,
     reuse: bool = True,
     sink: Publisher | None = None,
+    drafts: bool = False,
+    base_url: str | None = None,
 ) -> Result:
     """Build every output file, into `sink` as pages finish or else in memory; raise ContentError on problems.
 
@@ -263,6 +266,12 @@ def render_site(
     if odd:
         raise ContentError(odd)
     catalog = load_content(content)
+    if base_url is not None:  # --base-url: this build only (a preview on another host)
+        catalog.site = dataclasses.replace(catalog.site, base_url=base_url)
+    held = [a for a in catalog.articles if a.draft and not drafts]
+    if held:  # drafts stay out of the site unless asked for (--drafts; serve shows them)
+        catalog.articles = tuple(a for a in catalog.articles if not a.draft)
+        catalog.held_drafts = tuple(held)
     problems: list[str] = []
     family_articles, listings = [], []
     for fam in load_families(catalog.root, problems):
@@ -425,8 +434,10 @@ def content_warnings(catalog: Catalog, pages: list[PageInfo], stray: list[str] |
     out = stray_files(catalog) if stray is None else list(stray)
     root = catalog.root
     used = {p for page in pages for p in page.providers}
+    # a draft kept out of this build may be the article that will use a new provider
+    drafts = " ".join(repr(a.params) for a in catalog.held_drafts)
     for provider in catalog.snapshots:
-        if provider not in used:
+        if provider not in used and not re.search(rf"\b{re.escape(provider)}\b", drafts):
             out.append(f"{display_path(root / 'prices' / provider)}: no article uses provider {provider!r}")
     newest = max((s.checked for snaps in catalog.snapshots.values() for s in snaps), default=None)
     limit = catalog.site.stale_after_days

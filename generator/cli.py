@@ -166,6 +166,14 @@ def _without_cyclic_gc(command):
     help="Worker processes for rendering (default: one per CPU). The output is the same for any number.",
 )
 @click.option("--force", is_flag=True, help="Render everything even when no input changed since the last build.")
+@click.option("--drafts", is_flag=True, help="Include articles whose front matter says draft: true (marked as drafts).")
+@click.option(
+    "--base-url",
+    default=None,
+    metavar="URL",
+    help="Use this address for canonical links, the sitemap and the feed instead of site.yaml's base_url "
+    "(a preview on another host).",
+)
 @click.option(
     "--wait/--no-wait",
     default=True,
@@ -174,7 +182,16 @@ def _without_cyclic_gc(command):
 )
 @_without_cyclic_gc
 def build(
-    content: Path, out: Path, templates: Path, check: bool, strict: bool, jobs: int | None, force: bool, wait: bool
+    content: Path,
+    out: Path,
+    templates: Path,
+    check: bool,
+    strict: bool,
+    jobs: int | None,
+    force: bool,
+    drafts: bool,
+    base_url: str | None,
+    wait: bool,
 ) -> None:
     """Build every article into the output folder (HTML, Markdown, figures.json)."""
     import time
@@ -183,10 +200,22 @@ def build(
 
     start = time.perf_counter()
     need_folders(content, templates)
+    base_url = checked_base_url(base_url)
     dest = guard.target(out)
     guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
     with guard.build_lock(dest, str(out), wait, lambda line: click.echo(line, err=True)):
-        _build(content, out, dest, templates, check, strict, jobs, force, start)
+        _build(content, out, dest, templates, check, strict, jobs, force, start, drafts, base_url)
+
+
+def checked_base_url(url: str | None) -> str | None:
+    """--base-url as site.yaml's base_url would be accepted: an http(s) address, ending in '/'."""
+    if url is None:
+        return None
+    from generator.schema import URL_RE
+
+    if not URL_RE.match(url):
+        raise CostpressError(f"--base-url: expected an http:// or https:// address, got {url!r}")
+    return url if url.endswith("/") else url + "/"
 
 
 def need_folders(content: Path, templates: Path) -> None:
@@ -216,13 +245,15 @@ def _build(
     jobs: int | None,
     force: bool,
     start: float,
+    drafts: bool = False,
+    base_url: str | None = None,
 ) -> None:
     """`build` holding the lock on the output folder; `dest` is where it publishes (a link's target)."""
     import time
 
     from generator import state
 
-    digest = state.inputs_digest(content, templates)
+    digest = state.inputs_digest(content, templates, f"drafts={drafts} base_url={base_url}")
     if not check and not force and not strict and digest is not None:
         found = state.unchanged(dest, digest)
         if found is not None:
@@ -256,6 +287,8 @@ def _build(
                 cache=None if check else dest,
                 reuse=not force,
                 sink=sink,
+                drafts=drafts,
+                base_url=base_url,
             )
         if strict and result.warnings:
             raise ContentError(result.warnings)
@@ -462,15 +495,24 @@ def import_prices(
 @templates_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on (0 picks a free one).")
-def serve(content: Path, out: Path, templates: Path, host: str, port: int) -> None:
+@click.option(
+    "--drafts/--no-drafts",
+    default=True,
+    show_default=True,
+    help="Build articles marked draft: true too, each marked as a draft on its page.",
+)
+def serve(content: Path, out: Path, templates: Path, host: str, port: int, drafts: bool) -> None:
     """Build, serve the site locally, rebuild on every edit and reload the browser."""
     import time
 
     from generator.serve import start
 
-    server, _state, stop = start(content, out, templates, host, port, lambda line: click.echo(line, err=True))
+    say = lambda line: click.echo(line, err=True)  # noqa: E731
+    server, _state, stop = start(content, out, templates, host, port, say, drafts)
     address = server.server_address
     click.echo(f"serving {out} at http://{address[0]}:{address[1]}/ (Ctrl-C to stop)")
+    if drafts:
+        say(f"drafts are shown: run 'costpress build' before publishing or committing {out}")
     try:
         while True:
             time.sleep(3600)

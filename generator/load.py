@@ -274,6 +274,7 @@ ARTICLE = record(
         "sources": list_of(record({"name": F("text"), "url": opt("url")}), required=False),
         "faq": list_of(record({"q": F("text"), "a": F("para")}), required=False),
         "attribution": opt("text"),
+        "draft": opt("bool"),  # kept out of the site unless built with --drafts
     }
 )
 
@@ -495,6 +496,7 @@ class Article:
     body_line: int
     # params built by code from an already validated family file, not typed by an author
     params_checked: bool = field(default=False, compare=False, repr=False)
+    draft: bool = False
 
 
 @dataclass
@@ -513,6 +515,8 @@ class Catalog:
     measurements: tuple  # measurements.Measurement, published peak memory with its conditions
     snapshots: dict[str, tuple[Snapshot, ...]]  # provider -> oldest first
     articles: tuple[Article, ...]
+    # drafts this build leaves out (without --drafts)
+    held_drafts: tuple[Article, ...] = field(default=(), repr=False, compare=False)
     # each snapshot's offers by key, built on first use (a family looks offers up thousands of times)
     _offer_index: dict[int, dict[str, Offer]] = field(default_factory=dict, init=False, repr=False, compare=False)
     # input figures that many pages cite (a model and method's, a GPU's, an offer's), made once per build
@@ -952,6 +956,7 @@ def _load_articles(folder: Path, problems: list[str]) -> list[Article]:
                 attribution=data["attribution"],
                 body=body,
                 body_line=body_line,
+                draft=bool(data["draft"]),
             )
         )
     return articles

@@ -267,6 +267,9 @@ class F:
     most: float | None = None  # a ceiling for numbers (default NUMBER_CEILING)
 
 
+URL_RE = re.compile(r"^https?://[^\s<>\"']+\Z")
+
+
 def opt(kind: str, **kw: Any) -> F:
     return F(kind, required=False, **kw)
 
@@ -427,7 +430,7 @@ def _check_scalar(kind: str, v: Any, spec: F) -> tuple[bool, Any]:
     if kind == "date":
         return (isinstance(v, dt.date) and not isinstance(v, dt.datetime)), v
     if kind == "url":
-        return (isinstance(v, str) and re.match(r"^https?://[^\s<>\"']+$", v) is not None), v
+        return (isinstance(v, str) and URL_RE.match(v) is not None), v
     if kind == "tokens":
         n = parse_tokens(v)
         return n is not None, n

@@ -58,7 +58,9 @@ class State:
         self.lock = threading.Lock()
 
 
-def rebuild(content: Path, out: Path, templates: Path, state: State, log: Callable[[str], None]) -> None:
+def rebuild(
+    content: Path, out: Path, templates: Path, state: State, log: Callable[[str], None], drafts: bool = True
+) -> None:
     """Build once; on any failure keep serving the last good site and report why, here and in the browser.
 
     Whatever goes wrong, the watcher that calls this keeps running: the next
@@ -68,7 +70,7 @@ def rebuild(content: Path, out: Path, templates: Path, state: State, log: Callab
         dest = guard.target(out)
         guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
         with guard.build_lock(dest, str(out), wait=True, say=log):
-            diff = publish(render_site(content, templates).files, dest, str(out))
+            diff = publish(render_site(content, templates, drafts=drafts).files, dest, str(out))
     except CostpressError as exc:
         _failed(state, str(exc), log)
         return
@@ -160,8 +162,12 @@ def watch(paths: list[Path], on_change: Callable[[], None], stop: threading.Even
                 traceback.print_exc()
 
 
-def start(content: Path, out: Path, templates: Path, host: str, port: int, log: Callable[[str], None]):
+def start(
+    content: Path, out: Path, templates: Path, host: str, port: int, log: Callable[[str], None], drafts: bool = True
+):
     """Build, then serve and watch in background threads; returns (server, state, stop event).
+
+    Drafts are built and marked as such unless `drafts` is False.
 
     A folder no build may replace, or a port in use, is an error before anything is built.
     """
@@ -173,14 +179,14 @@ def start(content: Path, out: Path, templates: Path, host: str, port: int, log: 
         raise CostpressError(
             f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another with --port (0 picks a free one)"
         ) from None
-    rebuild(content, out, templates, state, log)
+    rebuild(content, out, templates, state, log, drafts)
     out.mkdir(parents=True, exist_ok=True)
     stop, ready = threading.Event(), threading.Event()
     watched = [p for p in (content, templates) if p.is_dir()]  # a site may have no templates of its own
     threading.Thread(target=server.serve_forever, daemon=True).start()
     threading.Thread(
         target=watch,
-        args=(watched, lambda: rebuild(content, out, templates, state, log), stop, ready),
+        args=(watched, lambda: rebuild(content, out, templates, state, log, drafts), stop, ready),
         daemon=True,
     ).start()
     ready.wait(timeout=10)

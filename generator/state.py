@@ -90,14 +90,14 @@ def _plain_file(path: str, top: str) -> bool:
     return not os.path.islink(path) or _inside(os.path.realpath(path), top)
 
 
-def inputs_digest(content: Path, templates: Path) -> str | None:
+def inputs_digest(content: Path, templates: Path, options: str = "") -> str | None:
     """sha256 over every input file's path and bytes, costpress's source and library versions.
 
     None when an input folder holds a special file or a link out of it: the
     build then runs in full and reports it.
     """
     try:
-        return _digest((("content", content), ("templates", templates)))
+        return _digest((("content", content), ("templates", templates)), options)
     except OddInput:
         return None
 
@@ -107,8 +107,8 @@ def code_digest(templates: Path) -> str:
     return _digest((("templates", templates),))
 
 
-def _digest(folders) -> str:
-    h = hashlib.sha256()
+def _digest(folders, options: str = "") -> str:
+    h = hashlib.sha256(options.encode())  # build options that change the output (--drafts, --base-url)
     package = Path(__file__).resolve().parent
     for label, folder in (*folders, ("generator", package)):
         for path in _walk(folder):

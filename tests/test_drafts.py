@@ -1,0 +1,89 @@
+"""`draft: true` keeps an article out unless --drafts (serve shows drafts, marked); --base-url for one build."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from conftest import TEMPLATES, B, Built, make_content, replace, run_cli
+
+from generator.serve import start
+
+DRAFT = {f"articles/{B}.md": replace("\nkind: flops\n", "\nkind: flops\ndraft: true\n")}
+
+
+def _build(content, out, *extra):
+    result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
+    return result
+
+
+def _locs(out):
+    root = ET.fromstring((out / "sitemap.xml").read_bytes())
+    return [u.text for u in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+
+
+def test_a_draft_stays_out_of_a_plain_build(tmp_path):
+    content = make_content(tmp_path, DRAFT)
+    result = _build(content, tmp_path / "site", "--strict")  # its provider unused elsewhere is no warning
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "site"
+    assert not (out / B).exists()
+    assert B not in (out / "index.html").read_text()
+    assert B not in (out / "atom.xml").read_text()
+    assert not any(B in loc for loc in _locs(out))
+    assert B not in (out / "figures.json").read_text()
+
+
+def test_drafts_build_with_the_flag_and_say_so(tmp_path):
+    content = make_content(tmp_path, DRAFT)
+    out = tmp_path / "site"
+    assert _build(content, out).exit_code == 0
+    result = _build(content, out, "--drafts")
+    assert result.exit_code == 0, result.output
+    assert "nothing to build" not in result.output  # the flag is part of what a build depends on
+    page = Built(out).html(B)
+    assert page.select_one(".draft-note").get_text().startswith("Draft")
+    assert page.find("meta", attrs={"name": "robots"})["content"] == "noindex"
+    assert "\ndraft: true\n" in Built(out).md(B).split("---")[1] + "\n"
+    other = Built(out).html("dgx-spark-70b-qlora-cost")
+    assert other.select_one(".draft-note") is None and other.find("meta", attrs={"name": "robots"}) is None
+    # and a plain build takes it out again
+    assert _build(content, out).exit_code == 0
+    assert not (out / B).exists()
+
+
+def test_serve_shows_drafts(tmp_path):
+    content = make_content(tmp_path, DRAFT)
+    out = tmp_path / "site"
+    server, _state, stop = start(content, out, TEMPLATES, "127.0.0.1", 0, lambda line: None)
+    try:
+        assert (out / B / "index.html").is_file()
+        assert "draft-note" in (out / B / "index.html").read_text()
+    finally:
+        stop.set()
+        server.shutdown()
+
+
+def test_base_url_for_one_build(tmp_path):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert _build(content, out).exit_code == 0
+    result = _build(content, out, "--base-url", "https://preview.example.org/costs")
+    assert result.exit_code == 0, result.output
+    assert "nothing to build" not in result.output
+    base = "https://preview.example.org/costs/"
+    assert all(loc.startswith(base) for loc in _locs(out))
+    canonical = Built(out).html(B).find("link", rel="canonical")["href"]
+    assert canonical == f"{base}{B}/"
+    assert f'href="{base}atom.xml"' in (out / "atom.xml").read_text()
+    # site.yaml's address again without the option
+    assert _build(content, out).exit_code == 0
+    assert Built(out).html(B).find("link", rel="canonical")["href"] == f"https://costpress.example/{B}/"
+
+
+def test_a_bad_base_url_is_one_line(tmp_path):
+    content = make_content(tmp_path)
+    for bad in ("preview.example.org", "ftp://x.example/", "https://a b/"):
+        result = _build(content, tmp_path / "site", "--base-url", bad)
+        assert result.exit_code == 1
+        assert result.output.strip().count("\n") == 0 and "--base-url" in result.output, result.output
+    assert not (tmp_path / "site").exists()
