@@ -231,6 +231,11 @@ def page_dates(art, prices_checked) -> tuple[date, date, date | None]:
     return published, modified, (modified if modified > published else None)
 
 
+@functools.lru_cache(maxsize=1024)  # a family's pages share their tags
+def _tag_links(tags: tuple[str, ...]) -> tuple[dict, ...]:
+    return tuple({"name": t, "slug": slugify(t)} for t in tags)
+
+
 def _entry(art, prices_checked) -> dict:
     published, modified, updated = page_dates(art, prices_checked)
     return {"article": art, "published": published, "modified": modified, "updated": updated}
@@ -606,6 +611,7 @@ class Renderer:
             "published": published,
             "modified": modified,
             "updated": updated,
+            "tags": _tag_links(art.tags),
             "tables": ctx.blocks.tables,
         }
         page["json_ld"] = self._json_ld(page)
@@ -721,20 +727,63 @@ class Renderer:
         }
         return self.html.get_template("listing.html").render(page=page).encode("utf-8"), table
 
+    @staticmethod
+    def _tags(entries: list[dict]) -> list[dict]:
+        """One entry per tag of the articles and listings on the home page (family pages are reached
+        through their listing), by name; each with its entries newest first and its latest date."""
+        tags: dict[str, dict] = {}
+        for e in entries:
+            for name in e["article"].tags:
+                slug = slugify(name)
+                t = tags.setdefault(slug, {"slug": slug, "name": name, "entries": []})
+                t["entries"].append(e)
+        for t in tags.values():
+            t["updated"] = max(e["modified"] for e in t["entries"])
+            t["count"] = len(t["entries"])
+        return [tags[s] for s in sorted(tags)]
+
     def render_site_files(self, pages: list[Page], listings=()) -> dict[str, bytes]:
-        """Sitemap, Atom feed, robots.txt and the 404 page."""
+        """Sitemap, Atom feed, robots.txt, the 404 page, and a page and a feed per tag with their index."""
         site = self.catalog.site
         base = site.base_url if site.base_url.endswith("/") else site.base_url + "/"
         entries = self._entries(pages, listings)
         every = entries + [_entry(p.article, p.prices_checked) for p in pages if p.article.kind == "setup"]
+        every = [{"url": f"{e['article'].slug}/", "modified": e["modified"]} for e in every]
         updated = max((e["modified"] for e in entries), default=None)
         xml = self.xml
-        return {
+        tags = self._tags(entries)
+        every += [{"url": "tags/", "modified": updated}] if tags else []
+        every += [{"url": f"tags/{t['slug']}/", "modified": t["updated"]} for t in tags]
+        files = {  # always there: every page's navigation links to it
+            "tags/index.html": self.html.get_template("tags.html")
+            .render(page={"root": "../", "tags": tags, "url": f"{base}tags/"})
+            .encode("utf-8")
+        }
+        for t in tags:
+            url = f"{base}tags/{t['slug']}/"
+            page = {"root": "../../", "tag": t, "url": url, "entries": t["entries"]}
+            files[f"tags/{t['slug']}/index.html"] = self.html.get_template("tag.html").render(page=page).encode("utf-8")
+            files[f"tags/{t['slug']}/atom.xml"] = (
+                xml.get_template("atom.xml")
+                .render(
+                    base=base,
+                    entries=t["entries"],
+                    updated=t["updated"].isoformat(),
+                    feed={"title": f"{site.title}: {t['name']}", "id": url, "page": url, "self": f"{url}atom.xml"},
+                )
+                .encode("utf-8")
+            )
+        return files | {
             "sitemap.xml": xml.get_template("sitemap.xml")
             .render(base=base, entries=every, updated=updated.isoformat() if updated else None)
             .encode("utf-8"),
             "atom.xml": xml.get_template("atom.xml")
-            .render(base=base, entries=entries, updated=updated.isoformat() if updated else "1970-01-01")
+            .render(
+                base=base,
+                entries=entries,
+                updated=updated.isoformat() if updated else "1970-01-01",
+                feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
+            )
             .encode("utf-8"),
             "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
             "404.html": self.html.get_template("404.html").render(page={"root": ""}).encode("utf-8"),

@@ -26,6 +26,8 @@ PAGES = [
     "llama-3-3-70b-lora-on-nodus-b200x1/index.html",
     "mixtral-8x7b-qlora-on-nodus-h100x1/index.html",
     "404.html",
+    "tags/index.html",
+    "tags/llama/index.html",
 ]
 VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
 SHOTS = Path(os.environ.get("COSTPRESS_SHOTS") or tempfile.mkdtemp(prefix="costpress-shots-"))

@@ -1,0 +1,76 @@
+"""A page and a feed per tag, a tags index, all in the sitemap; articles link their tags."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import feedparser
+import yaml
+from bs4 import BeautifulSoup
+from conftest import CONTENT
+
+BASE = "https://costpress.example/"
+
+
+def _front(path):
+    return yaml.safe_load(path.read_text().split("---\n")[1])
+
+
+def expected() -> dict[str, set[str]]:
+    """tag -> slugs of the written articles and family listings that carry it, read from content/."""
+    tags: dict[str, set[str]] = {}
+    for path in (CONTENT / "articles").glob("*.md"):
+        front = _front(path)
+        for tag in front.get("tags") or ():
+            tags.setdefault(tag, set()).add(front["slug"])
+    for path in (CONTENT / "families").glob("*.md"):
+        front = _front(path)
+        for tag in front.get("tags") or ():
+            tags.setdefault(tag, set()).add(front["listing"]["slug"])
+    return tags
+
+
+def _slugs(soup):
+    return {a["href"].split("/")[-2] for a in soup.select("ul.post-list > li > a")}
+
+
+def test_tags_index_and_pages(site):
+    want = expected()
+    assert want  # the default content has tags
+    index = BeautifulSoup((site.out / "tags" / "index.html").read_text(), "html.parser")
+    listed = {a.get_text(): a["href"] for a in index.select("ul.tag-list a")}
+    assert set(listed) == set(want)
+    for tag, slugs in want.items():
+        count = index.find("a", string=tag).find_next_sibling("span").get_text()
+        assert count == f"({len(slugs)})"
+        page = BeautifulSoup((site.out / "tags" / listed[tag]).read_text(), "html.parser")
+        assert _slugs(page) == slugs, tag
+        for a in page.select("ul.post-list > li > a"):
+            assert (site.out / "tags" / listed[tag]).parent.joinpath(a["href"]).resolve().is_file()
+
+
+def test_a_feed_per_tag(site):
+    for tag, slugs in expected().items():
+        feed = feedparser.parse((site.out / "tags" / re.sub(r"[^a-z0-9]+", "-", tag) / "atom.xml").read_bytes())
+        assert not feed.bozo, tag
+        assert feed.feed.title == f"costpress: {tag}"
+        assert {e.link.rstrip("/").rsplit("/", 1)[1] for e in feed.entries} == slugs
+
+
+def test_tag_pages_are_in_the_sitemap(site):
+    root = ET.fromstring((site.out / "sitemap.xml").read_bytes())
+    locs = {u.text for u in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")}
+    assert f"{BASE}tags/" in locs
+    for tag in expected():
+        assert f"{BASE}tags/{tag}/" in locs
+
+
+def test_articles_link_their_tags(site):
+    for path in (CONTENT / "articles").glob("*.md"):
+        front = _front(path)
+        soup = site.html(front["slug"])
+        links = soup.select("p.tags a")
+        assert [a.get_text() for a in links] == list(front.get("tags") or ())
+        for a in links:
+            assert (site.out / front["slug"]).joinpath(a["href"]).resolve().is_file()
