@@ -566,14 +566,16 @@ def init(folder: Path, title: str) -> None:
 @cli.command("lint")
 @content_option
 @click.option("--strict", is_flag=True, help="Exit 1 when a finding is flagged and not acknowledged.")
-def lint_command(content: Path, strict: bool) -> None:
+@click.option("--verbose", is_flag=True, help="Print every check, the ones that passed too.")
+def lint_command(content: Path, strict: bool, verbose: bool) -> None:
     """Check the data against itself: implied utilization of each benchmark, price outliers."""
     from generator.lint import lint
     from generator.load import load_content
 
     findings = lint(load_content(content))
     for finding in findings:
-        click.echo(finding.line())
+        if verbose or finding.shown:
+            click.echo(finding.line())
     open_flags = [f for f in findings if f.flagged and not f.acknowledged]
     click.echo(
         f"{len(findings)} checks, {sum(f.flagged for f in findings)} flagged, {len(open_flags)} not acknowledged"

@@ -71,6 +71,24 @@ def _digits(x: float, places: int) -> tuple[str, str] | None:
 _remembered_digits = functools.lru_cache(maxsize=200_000)(_digits)
 
 
+def count(n: int, noun: str) -> str:
+    """'1 day', '3 days': a whole count with its noun, singular for one."""
+    return f"{number(n)} {noun}{'' if n == 1 else 's'}"
+
+
+def a_an(name: str) -> str:
+    """The indefinite article a name is read with: 'an H100', 'an L40S', 'an A100', 'a B200', 'a DGX Spark'.
+
+    A letter followed by a digit or a capital is read as its letter name, and
+    the letters whose names start with a vowel sound take 'an'.
+    """
+    if not name:
+        return "a"
+    initialism = len(name) > 1 and (name[1].isdigit() or name[1].isupper())
+    vowels = "AEFHILMNORSX" if initialism else "AEIOUaeiou"
+    return "an" if name[0] in vowels else "a"
+
+
 def number(x: float, places: int = 0) -> str:
     """1234.5 -> '1,234.5' with a fixed number of decimals."""
     fast = _fixed(x, places)

@@ -19,9 +19,16 @@ class Finding:
     message: str
     flagged: bool  # outside the plausible range
     acknowledged: str | None = None
+    note: bool = False  # not wrong, but worth listing every time (a source without an address)
+
+    @property
+    def shown(self) -> bool:
+        """Printed without --verbose: flags (acknowledged or not) and notes, not checks that passed."""
+        return self.flagged or self.note
 
     def line(self) -> str:
         mark = "flag" if self.flagged and not self.acknowledged else ("acknowledged" if self.flagged else "ok")
+        mark = "note" if self.note and not self.flagged else mark
         text = f"{self.where}: {mark}: {self.message}"
         return text + (f" (acknowledged: {self.acknowledged})" if self.flagged and self.acknowledged else "")
 
@@ -93,8 +100,8 @@ def memory_findings(cat: Catalog) -> list[Finding]:
             gpu = cat.gpus[offer.gpu]
             if offer.gpu_memory_gb and offer.gpu_memory_gb > gpu.memory_gb * 1.05:
                 message = (
-                    f"{offer.key}: the catalog says {fmt.number(offer.gpu_memory_gb)} GB per GPU, but a "
-                    f"{gpu.name} has {fmt.number(gpu.memory_gb)} GB; costpress uses {fmt.number(gpu.memory_gb)}"
+                    f"{offer.key}: the catalog says {fmt.number(offer.gpu_memory_gb)} GB per GPU, but "
+                    f"{fmt.a_an(gpu.name)} {gpu.name} has {fmt.number(gpu.memory_gb)} GB; costpress uses {fmt.number(gpu.memory_gb)}"
                 )
                 out.append(Finding(offer.file, message, True, snaps[-1].acknowledged))
     return out
@@ -110,7 +117,10 @@ def age_findings(cat: Catalog) -> list[Finding]:
         flagged = age > cat.site.stale_after_days
         out.append(
             Finding(
-                snap.file, f"{age} days older than the newest snapshot (limit {cat.site.stale_after_days})", flagged
+                snap.file,
+                f"{fmt.count(age, 'day')} older than the newest snapshot "
+                f"(limit {fmt.count(cat.site.stale_after_days, 'day')})",
+                flagged,
             )
         )
     return out
@@ -139,7 +149,7 @@ def source_findings(cat: Catalog) -> list[Finding]:
     for snaps in cat.snapshots.values():
         if not snaps[-1].url:
             found.append((snaps[-1].file, f"price snapshot: {snaps[-1].source}"))
-    return [Finding(where, f"no public address for {what}", False) for where, what in found]
+    return [Finding(where, f"no public address for {what}", False, note=True) for where, what in found]
 
 
 def lint(cat: Catalog) -> list[Finding]:

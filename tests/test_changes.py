@@ -84,5 +84,5 @@ def test_lint_lists_sources_without_a_public_address():
 
     result = run_cli("lint", "--content", str(CONTENT))
     lines = [line for line in result.output.splitlines() if "no public address" in line]
-    assert any(line.endswith(": ok: no public address for price snapshot: Nodus pricing page") for line in lines)
+    assert any(line.endswith(": note: no public address for price snapshot: Nodus pricing page") for line in lines)
     assert not any("model llama-3.3-70b" in line for line in lines)  # it has a url

@@ -61,3 +61,25 @@ def test_string_rounding_matches_decimal_half_up():
             d = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
             assert f.number(value, places) == f"{d:,.{places}f}", (value, places)
             assert f.usd(value, places) == f"{'-' if d < 0 else ''}${abs(d):,.{places}f}", (value, places)
+
+
+@pytest.mark.parametrize(
+    "name, article",
+    [
+        ("H100 SXM", "an"),
+        ("L40S", "an"),
+        ("A100 80 GB", "an"),
+        ("RTX 4090", "an"),
+        ("B200", "a"),
+        ("GB10", "a"),
+        ("DGX Spark", "a"),
+        ("instance", "an"),
+        ("catalog", "a"),
+    ],
+)
+def test_a_an(name, article):
+    assert f.a_an(name) == article
+
+
+def test_count():
+    assert [f.count(n, "day") for n in (0, 1, 2, 1500)] == ["0 days", "1 day", "2 days", "1,500 days"]
