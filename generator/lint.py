@@ -101,7 +101,8 @@ def memory_findings(cat: Catalog) -> list[Finding]:
             if offer.gpu_memory_gb and offer.gpu_memory_gb > gpu.memory_gb * 1.05:
                 message = (
                     f"{offer.key}: the catalog says {fmt.number(offer.gpu_memory_gb)} GB per GPU, but "
-                    f"{fmt.a_an(gpu.name)} {gpu.name} has {fmt.number(gpu.memory_gb)} GB; costpress uses {fmt.number(gpu.memory_gb)}"
+                    f"{fmt.a_an(gpu.name)} {gpu.name} has {fmt.number(gpu.memory_gb)} GB; "
+                    f"costpress uses {fmt.number(gpu.memory_gb)}"
                 )
                 out.append(Finding(offer.file, message, True, snaps[-1].acknowledged))
     return out
