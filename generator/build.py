@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from generator import guard, pagecache, state, svg, theme
+from generator import guard, pagecache, search, state, svg, theme
 from generator.articles import build_context
 from generator.claims import claim_lines, claims_of
 from generator.errors import BuildError, ContentError
@@ -310,6 +310,16 @@ def render_site(
             sink.start_flushing()  # after the fork: a thread is not copied into the workers
         stack.callback(_JOB.clear)
         pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
+        # the search index needs only titles and descriptions: Pagefind indexes them while pages render
+        index, kept_index = None, None
+        if catalog.site.search:
+            index = stack.enter_context(
+                contextlib.closing(search.Index(_searched(articles, listings), catalog.site.language))
+            )
+            if cache is not None and sink is not None and reuse:
+                kept_index = search.published(cache, index.key)
+            if kept_index is None:
+                index.start()
         known: dict[int, str | None] = {}
         for i, art in enumerate(articles):
             fp = fingerprints.of(art) if saved else None
@@ -373,7 +383,7 @@ def render_site(
                     listed.append((rel, data))
                 else:
                     files.add(rel, data)
-        for name in ASSET_FILES + (("sort.js",) if listings else ()):
+        for name in ASSET_FILES + (("sort.js",) if listings else ()) + (("search.js",) if catalog.site.search else ()):
             files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
         if any(page.has_charts for page in pages):
             files.add("assets/plotly.min.js", plotly_js())
@@ -384,6 +394,12 @@ def render_site(
         found = content_warnings(catalog, pages, stray) + linted
         for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
             files.add(name, data)
+        if kept_index is not None:  # made from the same titles and descriptions: the published one stays
+            for rel in kept_index:
+                files.keep(rel)
+        elif index is not None:
+            for rel, data in index.files():
+                files.add(rel, data)
         files.add(guard.MARKER, guard.manifest(files.paths()))  # last: it names every other file
     return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, written, listings)
 
@@ -401,6 +417,11 @@ def plotly_js() -> bytes:
 
 
 KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}
+
+
+def _searched(articles: list[Article], listings) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """What the search index holds of each page: slug, title, description, tags."""
+    return [(a.slug, a.title, a.description, tuple(a.tags)) for a in (*articles, *listings)]
 
 
 def stray_files(catalog: Catalog) -> list[str]:

@@ -39,6 +39,8 @@ SITE = record(
         "stale_after_days": opt("count"),
         # the share of dense peak FLOP-based estimates plan with, and checks of published throughputs use
         "planning_utilization": opt("share"),
+        # a Pagefind index and a search page (generator/search.py)
+        "search": opt("bool"),
     }
 )
 
@@ -291,6 +293,7 @@ class Site:
     price_guard: PriceGuard = PriceGuard()
     planning_utilization: float = 0.3
     stale_after_days: int = 180
+    search: bool = False
 
 
 @dataclass(frozen=True)
@@ -680,6 +683,7 @@ def load_content(root: Path) -> Catalog:
                 "price_guard": guard,
                 "stale_after_days": site["stale_after_days"] or 180,
                 "planning_utilization": site["planning_utilization"] or 0.3,
+                "search": bool(site["search"]),
             }
         ),
         gpus=gpus,

@@ -754,6 +754,14 @@ class Renderer:
         tags = self._tags(entries)
         every += [{"url": "tags/", "modified": updated}] if tags else []
         every += [{"url": f"tags/{t['slug']}/", "modified": t["updated"]} for t in tags]
+        if site.search:
+            files_search = {
+                "search/index.html": self.html.get_template("search.html")
+                .render(page={"root": "../", "url": f"{base}search/"})
+                .encode("utf-8")
+            }
+        else:
+            files_search = {}
         files = {  # always there: every page's navigation links to it
             "tags/index.html": self.html.get_template("tags.html")
             .render(page={"root": "../", "tags": tags, "url": f"{base}tags/"})
@@ -773,21 +781,25 @@ class Renderer:
                 )
                 .encode("utf-8")
             )
-        return files | {
-            "sitemap.xml": xml.get_template("sitemap.xml")
-            .render(base=base, entries=every, updated=updated.isoformat() if updated else None)
-            .encode("utf-8"),
-            "atom.xml": xml.get_template("atom.xml")
-            .render(
-                base=base,
-                entries=entries,
-                updated=updated.isoformat() if updated else "1970-01-01",
-                feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
-            )
-            .encode("utf-8"),
-            "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
-            "404.html": self.html.get_template("404.html").render(page={"root": ""}).encode("utf-8"),
-        }
+        return (
+            files
+            | files_search
+            | {
+                "sitemap.xml": xml.get_template("sitemap.xml")
+                .render(base=base, entries=every, updated=updated.isoformat() if updated else None)
+                .encode("utf-8"),
+                "atom.xml": xml.get_template("atom.xml")
+                .render(
+                    base=base,
+                    entries=entries,
+                    updated=updated.isoformat() if updated else "1970-01-01",
+                    feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
+                )
+                .encode("utf-8"),
+                "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
+                "404.html": self.html.get_template("404.html").render(page={"root": ""}).encode("utf-8"),
+            }
+        )
 
 
 def _need_text(row: dict) -> str:

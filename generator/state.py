@@ -21,7 +21,7 @@ import stat
 import sys
 from pathlib import Path
 
-LIBRARIES = ("jinja2", "markdown-it-pyrs", "plotly", "pandas", "numpy", "PyYAML", "markupsafe")
+LIBRARIES = ("jinja2", "markdown-it-pyrs", "plotly", "pandas", "numpy", "PyYAML", "markupsafe", "pagefind-bin")
 
 
 def state_path(out: Path) -> Path:

@@ -1,0 +1,110 @@
+"""Search: a Pagefind index built offline with the site, a search box on every page, and a search in
+headless Chromium, with nothing but the local server reachable, that finds a model's pages."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+
+import pytest
+from conftest import TEMPLATES, make_content, run_cli
+from test_browser import browser  # noqa: F401 - the shared headless Chromium
+
+from generator import search
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site under /site/ of a local server: the index must work from a sub-folder."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.out.parent))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/{site.out.name}/"
+    server.shutdown()
+
+
+def test_every_page_has_a_search_box(site):
+    for rel in ("index.html", "dgx-spark-70b-qlora-cost/index.html", "mixtral-8x7b-qlora-on-nodus-h100x1/index.html"):
+        html = (site.out / rel).read_text()
+        root = "" if rel == "index.html" else "../"
+        assert f'<form class="site-search" role="search" action="{root}search/index.html">' in html
+    assert (site.out / "search" / "index.html").is_file()
+    assert (site.out / "pagefind" / "pagefind-ui.js").is_file()
+
+
+def test_search_finds_a_models_pages(browser, served):  # noqa: F811
+    page = browser.new_page()
+    problems = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+
+    def local_only(route):
+        if route.request.url.startswith(served.split("/site/")[0]):
+            route.continue_()
+        else:
+            problems.append(f"network request: {route.request.url}")
+            route.abort()
+
+    page.route("**/*", local_only)
+    page.goto(f"{served}index.html")
+    page.fill("#site-search-q", "Mixtral")
+    page.press("#site-search-q", "Enter")  # the header's form takes the query to the search page
+    page.wait_for_selector(".pagefind-ui__result-link", timeout=15_000)
+    links = page.eval_on_selector_all(".pagefind-ui__result-link", "els => els.map(e => e.href)")
+    assert links and all(link.startswith(served) for link in links), links
+    assert any("mixtral-8x7b-" in link for link in links), links
+    first = next(link for link in links if "mixtral-8x7b-" in link)
+    response = page.goto(first)
+    assert response.status == 200 and "Mixtral" in page.title()
+    assert problems == []
+    page.close()
+
+
+def test_a_price_change_keeps_the_index(tmp_path):
+    """Titles and descriptions do not move with prices: the published index stays, byte for byte."""
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    args = ["build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES)]
+    assert run_cli(*args).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in (out / "pagefind").rglob("*") if p.is_file()}
+    snapshot = content / "prices" / "spark-rental" / "2026-10-28.yaml"
+    assert "usd_per_hour: 0.75" in snapshot.read_text()
+    snapshot.write_text(snapshot.read_text().replace("usd_per_hour: 0.75", "usd_per_hour: 0.80"))
+    result = run_cli(*args)
+    assert result.exit_code == 0 and "nothing to build" not in result.output
+    after = {p: p.stat().st_mtime_ns for p in (out / "pagefind").rglob("*") if p.is_file()}
+    assert after == before
+    # a new title is a new index
+    art = content / "articles" / "dgx-spark-70b-qlora-cost.md"
+    art.write_text(art.read_text().replace("title: ", "title: Renamed ", 1))
+    assert run_cli(*args).exit_code == 0
+    assert (out / search.INPUT).read_text() == search.digest(search_input(content), "en") + "\n"
+    assert {p: p.stat().st_mtime_ns for p in (out / "pagefind").rglob("*") if p.is_file()} != before
+
+
+def search_input(content):
+    """What the index is made of, read from a fresh load: the digest it records must be of exactly this."""
+    from generator.build import _searched
+    from generator.load import load_content
+
+    catalog = load_content(content)
+    return _searched(list(catalog.articles), [])
+
+
+def test_missing_pagefind_is_one_line(tmp_path, monkeypatch):
+    import pagefind_bin
+
+    def gone():
+        raise FileNotFoundError("no binary")
+
+    monkeypatch.setattr(pagefind_bin, "get_executable", gone)
+    content = make_content(tmp_path)
+    result = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "error: site.yaml asks for search, but the Pagefind binary is not installed "
+        "(pip install 'pagefind[bin]==1.5.2')"
+    )
+    assert not (tmp_path / "site").exists()
