@@ -15,6 +15,7 @@ import yaml
 
 from generator import charts, engine
 from generator import formatting as fmt
+from generator.answer import answer
 from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Code, Column, Figure, Input, Table
 from generator.scenarios import (
@@ -171,7 +172,7 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
     blocks.add(
         Table(
             "checks",
-            f"What each published throughput asks of {offer.count} × {gpu.name} "
+            f"What each published throughput asks of {fmt.setup(offer.count, gpu.name)} "
             f"({fmt.number(gpu.peak_tflops * offer.count)} TFLOPS dense BF16 peak)",
             [
                 Column("label", "Run"),
@@ -235,7 +236,7 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
                 chart_grid[(chart_grid["key"] == r["key"]) & (chart_grid["tokens"] == t)]["cost"].iloc[0]
             )
         chart_rows.append(row)
-    title = f"Cost against training tokens on {offer.count} × {gpu.name}"
+    title = f"Cost against training tokens on {fmt.setup(offer.count, gpu.name)}"
     fig = charts.lines(title, series, "Training tokens (log scale)", "Cost in USD (log scale)")
     blocks.add(
         Chart(
@@ -272,12 +273,18 @@ def build_throughput(cat: Catalog, art: Article, p: dict) -> Context:
             "usd_per_hour": offer.usd_per_hour,
             "checked": offer.checked,
             "provider": offer.provider_name,
-            "setup": f"{offer.count} × {gpu.name}",
+            "setup": fmt.setup(offer.count, gpu.name),
             "gpu": gpu.name,
         },
         "estimates": rows,
         "by_tokens": by_tokens,
         "snippet": {"tokens": snippet_tokens, "hours": s_hours, "cost": s_cost},
+        "answer": answer(
+            s_cost,
+            "usd",
+            f"for {fmt.tokens(snippet_tokens)} training tokens of {main['label']}",
+            f"{fmt.setup(offer.count, gpu.name)} at {offer.provider_name}",
+        ),
         "check": checks,
         "compare": crow,
         "compare_tokens": p["compare_tokens"],
@@ -720,6 +727,12 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
         "eval_ops": cat.evaluation.forward,
         "setups": records,
         "best": best,
+        "answer": answer(
+            best["usd_per_million"],
+            "usd",
+            f"per million training tokens of {model.name}, the cheapest of {len(records)} setups",
+            f"{best['label']} at {best['provider_name']}",
+        ),
         "best_ties": best_ties,
         "best_is_tied": len(best_ties) > 1,
         "cheapest_hour": cheapest_hour,
@@ -825,6 +838,22 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
             )
     checked = sorted({o.checked for o, _ in offers})
     return Context(values, blocks, inputs, list(rec.figures.values()), checked, sorted({o.provider for o, _ in offers}))
+
+
+def _market_answer(model, methods, per_method: dict, tokens: float) -> dict | None:
+    """The cheapest run of the article's first method that any provider can hold."""
+    for method in methods:
+        m = per_method.get(method.id)
+        if m is not None:
+            best = m["best"]
+            return answer(
+                best["cost_with_startup"],
+                "usd",
+                f"for {fmt.tokens(tokens)} training tokens of {model.name} with {m['name']}, startup included, "
+                f"the cheapest of {m['count']} setups",
+                best["label"],
+            )
+    return None
 
 
 def _providers(offers) -> str:
@@ -1001,6 +1030,7 @@ def build_market(cat: Catalog, art: Article, p: dict) -> Context:
         "startup_minutes": p["startup_hours"] * 60,
         "methods": per_method,
         "providers": [{"name": s.name, "checked": s.checked, "offers": len(s.offers), "notes": s.notes} for s in snaps],
+        "answer": _market_answer(model, methods, per_method, p["tokens"]),
     }
     inputs = [
         Input(f"Parameters, {model.name}", model.parameters, "int", "", model.source, model.url),
@@ -1082,7 +1112,7 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
     blocks.add(
         Table(
             "budgets",
-            f"{method.name} on {model.name}, {offer.count} × {gpu.name} at {offer.provider_name}, "
+            f"{method.name} on {model.name}, {fmt.setup(offer.count, gpu.name)} at {offer.provider_name}, "
             f"{fmt.pct(util)} utilization",
             [
                 Column("tokens", "Training tokens", "tokens", True),
@@ -1097,10 +1127,10 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
     for key in ("hours", "training_cost", "cost_with_startup", "usd_per_million"):
         rec(f"reference.{key}", ref[key], "USD" if key != "hours" else "hours")
     chart = costs(p["chart_tokens"])
-    title = f"Cost against training tokens on {offer.count} × {gpu.name}, startup included"
+    title = f"Cost against training tokens on {fmt.setup(offer.count, gpu.name)}, startup included"
     fig = charts.lines(
         title,
-        [(f"{offer.count} × {gpu.name}", [r["tokens"] for r in chart], [r["cost_with_startup"] for r in chart])],
+        [(fmt.setup(offer.count, gpu.name), [r["tokens"] for r in chart], [r["cost_with_startup"] for r in chart])],
         "Training tokens (log scale)",
         "Cost in USD (log scale)",
     )
@@ -1126,7 +1156,7 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "method": {"name": method.name, "ops": method.ops_per_param},
         "offer": {
             "provider": offer.provider_name,
-            "setup": f"{offer.count} × {gpu.name}",
+            "setup": fmt.setup(offer.count, gpu.name),
             "gpu": gpu.name,
             "count": offer.count,
             "usd_per_hour": offer.usd_per_hour,
@@ -1144,6 +1174,13 @@ def build_setup(cat: Catalog, art: Article, p: dict) -> Context:
         "startup_minutes": startup * 60,
         "reference": ref,
         "reference_tokens": p["reference_tokens"],
+        "answer": answer(
+            ref["cost_with_startup"],
+            "usd",
+            f"for {fmt.tokens(p['reference_tokens'])} training tokens of {model.name} with {method.name}, "
+            "startup included",
+            f"{fmt.setup(offer.count, gpu.name)} at {offer.provider_name}",
+        ),
         # the cheapest alternatives only: a page lists a handful, the listing page has them all
         "neighbours": neighbours,
         "more_neighbours": max(0, others - len(neighbours)),
@@ -1222,7 +1259,7 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
                 "gpu": r.gpu,
                 "gpu_name": gpu.name,
                 "count": r.count,
-                "setup": f"{r.count} × {gpu.name}",
+                "setup": fmt.setup(r.count, gpu.name),
                 "system": r.system,
                 "submitter": r.submitter,
                 "round": r.round,
@@ -1376,6 +1413,12 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
         "unpriced": [g for g in gpu_rows if not g["offers"]],
         "offers": records,
         "best": best,
+        "answer": answer(
+            best["cost_median"],
+            "usd",
+            f"for one {suite.name} run at the median published time, the cheapest of {len(records)} setups",
+            best["label"],
+        ),
         "worst": worst,
         "leaders": leaders,
         "is_tied": len(leaders) > 1,

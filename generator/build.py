@@ -28,7 +28,7 @@ from generator.render import Renderer, RenderProblem, json_encoder, table_csv
 from generator.workers import Workers
 from generator.write import Files, Publisher
 
-ASSET_FILES = ("style.css",)
+ASSET_FILES = ("style.css", "favicon.svg")
 
 
 @dataclass
@@ -58,6 +58,7 @@ class PageInfo:
     fingerprint: str | None = None  # for the page cache (family pages, when building into a folder)
     cache: bytes | None = None  # the page's page-cache member, "slug": {entry}, as UTF-8 JSON (made by the worker)
     folder: tuple[int, int] | None = None  # its staged folder's inode and mtime, when the worker wrote every file
+    answer: dict | None = None  # the figure a written article opens with, for the home page
 
     def packed(self) -> tuple:
         """Everything but the article, as a tuple: what a worker sends back (a tuple pickles in half the time)."""
@@ -71,6 +72,7 @@ class PageInfo:
             self.fingerprint,
             self.cache,
             self.folder,
+            self.answer,
         )
 
     @classmethod
@@ -87,6 +89,7 @@ class _SiteFiles:
     """A task: the index, feed, sitemap and 404 page, from each published page's article index and price dates."""
 
     pages: list[tuple[int, list[int]]]  # (article index, ordinals of the dates its prices were checked)
+    answers: dict[int, dict]  # article index -> the answer it opens with (written articles)
 
 
 def _site_files(task: _SiteFiles) -> dict[str, bytes]:
@@ -96,7 +99,7 @@ def _site_files(task: _SiteFiles) -> dict[str, bytes]:
     checks for warnings: the end of a large build runs on both cores.
     """
     arts, renderer, listings = _JOB["articles"], _JOB["renderer"], _JOB["listings"]
-    pages = [_Listed(arts[i], [dt.date.fromordinal(d) for d in days]) for i, days in task.pages]
+    pages = [_Listed(arts[i], [dt.date.fromordinal(d) for d in days], task.answers.get(i)) for i, days in task.pages]
     return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
 
 
@@ -105,6 +108,7 @@ class _Listed(NamedTuple):
 
     article: Article
     prices_checked: list
+    answer: dict | None = None
 
 
 def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
@@ -200,6 +204,7 @@ def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None
         [i.what for i in ctx.inputs if not (i.source or "").strip()],
         fingerprint or (fingerprints.of(art) if fingerprints is not None else None),
         folder=folder,
+        answer=ctx.values.get("answer") if art.kind != "setup" else None,  # the home page shows it
     )
     if info.fingerprint is not None:  # the page-cache entry, encoded here rather than in the main process
         sizes = {rel: size for rel, size, _ in out} if sink is not None else {rel: len(data) for rel, data in out}
@@ -371,7 +376,10 @@ def render_site(
         pages = [rendered.get(i) or cached[i] for i in order]
         if problems:
             raise ContentError(problems)
-        site = _SiteFiles([(i, [d.toordinal() for d in p.prices_checked]) for i, p in zip(order, pages, strict=True)])
+        site = _SiteFiles(
+            [(i, [d.toordinal() for d in p.prices_checked]) for i, p in zip(order, pages, strict=True)],
+            {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None},
+        )
         site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
         if pool:
             pool.stop()  # the idle worker exits now, the other after the site files, while this process goes on
@@ -416,7 +424,7 @@ def plotly_js() -> bytes:
     return (Path(spec.submodule_search_locations[0]) / "package_data" / "plotly.min.js").read_bytes()
 
 
-KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml"}
+KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml", "about.md"}
 
 
 def _searched(articles: list[Article], listings) -> list[tuple[str, str, str, tuple[str, ...]]]:

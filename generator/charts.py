@@ -14,7 +14,9 @@ import functools
 from collections.abc import Sequence
 
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 14}
-COLORS = ["#1f5aa6", "#c2541b", "#2e8540", "#8a3fa0", "#b8860b", "#4a4a4a", "#d6336c", "#0b7285"]
+# Okabe and Ito's palette for colour-vision deficiencies (its yellow left out: too light on white),
+# then a dark grey; series and providers take colours in this order.
+COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000", "#555555"]
 
 
 def _clean(values: Sequence[float], places: int = 6) -> list[float]:
@@ -48,10 +50,13 @@ def _shared(value):
 
 
 def _layout(xaxis: dict, yaxis: dict, legend: bool) -> dict:
+    # No zooming or panning: a drag on a chart or a swipe over it on a phone scrolls the page,
+    # and the axes always show what the table under the chart shows.
     return {
         "font": FONT,
-        "xaxis": {"automargin": True, **xaxis},
-        "yaxis": {"automargin": True, "gridcolor": "#dddddd", **yaxis},
+        "dragmode": False,
+        "xaxis": {"automargin": True, "fixedrange": True, **xaxis},
+        "yaxis": {"automargin": True, "gridcolor": "#dddddd", "fixedrange": True, **yaxis},
         "margin": {"l": 10, "r": 10, "t": 20, "b": 10},
         "showlegend": legend,
         "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
@@ -64,24 +69,30 @@ def _layout(xaxis: dict, yaxis: dict, legend: bool) -> dict:
 def bar(
     title: str, labels: Sequence[str], values: Sequence[float], texts: Sequence[str], x_title: str, y_title: str
 ) -> dict:
-    """Horizontal bars, first label on top, with a value label on each bar (long labels stay readable)."""
+    """Horizontal bars, first label on top, with a value label on each bar (long labels stay readable).
+
+    A label "Provider, setup" is drawn on two lines, which leaves a phone's width to the bars; bars
+    take one colour per provider (the part before the comma), in order of first appearance.
+    """
+    groups = [label.split(", ", 1)[0] if ", " in label else "" for label in labels]
+    palette = {g: COLORS[i % len(COLORS)] for i, g in enumerate(dict.fromkeys(groups))}
     fig = {
         "data": [
             {
                 "type": "bar",
                 "orientation": "h",
-                "y": list(labels),
+                "y": [label.replace(", ", ",<br>", 1) for label in labels],
                 "x": _clean(values),
                 "text": list(texts),
                 "textposition": "outside",
-                "marker": {"color": COLORS[0]},
-                "hovertemplate": "%{y}: %{text}<extra></extra>",
+                "marker": {"color": [palette[g] for g in groups]},
+                "hovertemplate": "%{text}<extra></extra>",
                 "cliponaxis": False,
             }
         ],
         "layout": {
             **_layout(
-                {"title": {"text": y_title}, "rangemode": "tozero"},
+                {"title": {"text": y_title}, "rangemode": "tozero", **_money(y_title)},
                 {"title": {"text": x_title}, "autorange": "reversed"},
                 False,
             ),
@@ -101,7 +112,12 @@ def lines(
     log_y: bool = True,
     band: tuple | None = None,
 ) -> dict:
-    """One line per (name, xs, ys), on log axes by default."""
+    """One line per (name, xs, ys), on log axes by default.
+
+    The legend lists the lines from the top one down at the right end, the order a reader finds
+    them in; a single line has no legend. Token axes are labelled as the text writes counts.
+    """
+    series = sorted(series, key=lambda s: -float(s[2][-1]) if len(s[2]) else 0.0)
     data = []
     for i, (name, xs, ys) in enumerate(series):
         data.append(
@@ -128,17 +144,31 @@ def lines(
         data.append(
             {**shade, "name": name, "y": _clean(upper), "fill": "tonexty", "fillcolor": "rgba(74, 74, 74, 0.15)"}
         )
-    return {"data": data, "layout": _lines_layout(x_title, y_title, log_x, log_y)}
+    ticks = tuple(sorted({float(x) for _, xs, _ in series for x in xs}))
+    return {"data": data, "layout": _lines_layout(x_title, y_title, log_x, log_y, len(series) > 1, ticks)}
+
+
+def _money(title: str) -> dict:
+    """Dollar signs and thousands separators on an axis of US dollars."""
+    return {"tickprefix": "$", "separatethousands": True} if "USD" in title else {}
 
 
 @functools.lru_cache(maxsize=256)
-def _lines_layout(x_title: str, y_title: str, log_x: bool, log_y: bool) -> Shared:
+def _lines_layout(
+    x_title: str, y_title: str, log_x: bool, log_y: bool, legend: bool = True, x_ticks: tuple = ()
+) -> Shared:
+    from generator.formatting import tokens
+
     xaxis = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
     yaxis = {"title": {"text": y_title}, "type": "log" if log_y else "linear", "tickprefix": "$"}
+    yaxis["separatethousands"] = True
     for axis, is_log in ((xaxis, log_x), (yaxis, log_y)):
         if is_log:
             axis["dtick"] = 1  # one labelled tick per power of ten
-    return _shared(_layout(xaxis, yaxis, True))
+    if x_ticks and "tokens" in x_title.lower():  # "1 M", "1 B": as the text and the tables write them
+        xaxis.update(tickmode="array", tickvals=list(x_ticks), ticktext=[tokens(x) for x in x_ticks])
+        xaxis.pop("dtick", None)
+    return _shared(_layout(xaxis, yaxis, legend))
 
 
 def dated_lines(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 FRACTIONS = {
@@ -129,6 +130,24 @@ def _trim(d: Decimal) -> str:
     return text
 
 
+NBSP = "\u00a0"
+# a number and the unit after it, and a count and the "×" of a setup: a line must not break between them
+_UNIT_AFTER = re.compile(r"(\d) (?=(?:M|B|T|k|K|GB|GiB|TB|TFLOPS|PFLOPS?|×)(?![\w]))")
+_TIMES_NAME = re.compile(r"(?<=\d\u00a0×) (?=\w)")
+
+
+def keep_units(text: str) -> str:
+    """Text with a non-breaking space between each number and its unit ('152 GB', '20 M', '8 × H100')."""
+    if " " not in text:
+        return text
+    return _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub("\\1" + NBSP, text))
+
+
+def setup(count: int, gpu_name: str) -> str:
+    """'8 × H100 SXM': plain spaces in data (ids, CSV, figures.json); pages keep it together (keep_units)."""
+    return f"{count} × {gpu_name}"
+
+
 def tokens(n: float) -> str:
     """Token counts in words a reader scans: '10 M', '1.5 B', '500 k'."""
     n = float(n)
@@ -233,10 +252,10 @@ def _cell(value, kind: str) -> str:
     if value is None:
         return ""
     if kind == "text":
-        return str(value)
+        return keep_units(str(value))
     if kind.startswith("num"):
         return number(value, int(kind[3:] or 0))
-    return FILTERS[kind](value)
+    return keep_units(FILTERS[kind](value))
 
 
 _remembered_cell = functools.lru_cache(maxsize=200_000, typed=True)(_cell)

@@ -518,6 +518,8 @@ class Catalog:
     measurements: tuple  # measurements.Measurement, published peak memory with its conditions
     snapshots: dict[str, tuple[Snapshot, ...]]  # provider -> oldest first
     articles: tuple[Article, ...]
+    # content/about.md: the about page, plain Markdown (no figures), when the site has one
+    about: str | None = field(default=None, repr=False, compare=False)
     # drafts this build leaves out (without --drafts)
     held_drafts: tuple[Article, ...] = field(default=(), repr=False, compare=False)
     # each snapshot's offers by key, built on first use (a family looks offers up thousands of times)
@@ -672,6 +674,7 @@ def load_content(root: Path) -> Catalog:
             problems.append(f"{art.file}: slug: {art.slug!r} is already used by {slugs[art.slug]}")
         slugs[art.slug] = art.file
 
+    about = _about(root, problems)
     if problems:
         raise ContentError(problems)
     assert site and evaluation is not None
@@ -694,6 +697,7 @@ def load_content(root: Path) -> Catalog:
         benchmarks=benchmarks,
         suites=suites,
         measurements=measured,
+        about=about,
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )
@@ -765,6 +769,17 @@ def _suites(docs: list, models: dict, methods: dict, gpus: dict, loaded: dict) -
         fields = {k: v for k, v in raw.items() if k != "results"}
         out[raw["id"]] = Suite(**fields, file=doc.file, results=tuple(results))
     return out
+
+
+def _about(root: Path, problems: list[str]) -> str | None:
+    path = root / "about.md"
+    if not path.is_file():
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{display_path(path)}: cannot be read as UTF-8 text ({exc})")
+        return None
 
 
 def load_hardware(root: Path) -> dict[str, Gpu]:

@@ -28,6 +28,11 @@ class Table:
     rows: list[dict[str, Any]]
     note: str | None = None
 
+    @property
+    def wide(self) -> bool:
+        """Six or more columns: on a wide screen the table may use more than the text's width."""
+        return len(self.columns) > 5
+
 
 @dataclass
 class Chart:

@@ -6,6 +6,7 @@ import functools
 import html as html_lib
 import json
 import re
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -132,7 +133,9 @@ def _csv_number(value) -> str:
 
 
 def _csv_text(text: str) -> str:
-    """Text a spreadsheet shows as text: a formula start, even behind white space or a line break, is quoted."""
+    """Text a spreadsheet shows as text: a formula start, even behind white space or a line break, is quoted.
+    Non-breaking spaces (kept between numbers and units on pages) are plain spaces in data files."""
+    text = text.replace(formatting.NBSP, " ")
     if text.startswith(CSV_RISKY) or text[:1].isspace() and text.lstrip().startswith(CSV_RISKY):
         return "'" + text
     return text
@@ -187,6 +190,7 @@ def _safe_filters() -> dict:
     out["url"] = safe_url
     out["page_link"] = page_link
     out["cell"] = lambda value, kind="text": formatting.cell(value, kind)
+    out["units"] = lambda text: formatting.keep_units(str(text))  # plain text: still escaped
     return out
 
 
@@ -238,7 +242,7 @@ def _tag_links(tags: tuple[str, ...]) -> tuple[dict, ...]:
 
 def _entry(art, prices_checked) -> dict:
     published, modified, updated = page_dates(art, prices_checked)
-    return {"article": art, "published": published, "modified": modified, "updated": updated}
+    return {"article": art, "published": published, "modified": modified, "updated": updated, "answer": None}
 
 
 class Markdown:
@@ -520,6 +524,7 @@ class Renderer:
         site = catalog.site
         for env in (self.html, self.md, self.xml):
             env.globals["site"] = site
+            env.globals["site_has_about"] = catalog.about is not None
 
     # -- article prose -------------------------------------------------------
 
@@ -555,13 +560,14 @@ class Renderer:
             "article": {"title": art.title, "date": art.date, "slug": art.slug},
             **_block_markers(ctx.blocks),
         }
-        body_md = self._template_text(art, art.body, values, "body", art.body_line)
+        body_md = formatting.keep_units(self._template_text(art, art.body, values, "body", art.body_line))
         faq = []
         for i, entry in enumerate(art.faq):
             doc = art.params_doc
             q = self._template_text(art, entry["q"], values, f"faq[{i}].q", doc.line(("faq", i, "q")) or 1, self.plain)
             a = self._template_text(art, entry["a"], values, f"faq[{i}].a", doc.line(("faq", i, "a")) or 1)
-            q = " ".join(q.split())
+            q = formatting.keep_units(" ".join(q.split()))
+            a = formatting.keep_units(a)
             a_html = self.markdown.render(a.strip())
             faq.append(
                 {
@@ -612,6 +618,7 @@ class Renderer:
             "modified": modified,
             "updated": updated,
             "tags": _tag_links(art.tags),
+            "answer": ctx.values.get("answer"),
             "tables": ctx.blocks.tables,
         }
         page["json_ld"] = self._json_ld(page)
@@ -663,7 +670,11 @@ class Renderer:
 
     def _entries(self, pages: list[Page], listings=()) -> list[dict]:
         """Index and feed entries: articles and family listings (family pages are reached from their listing)."""
-        entries = [_entry(p.article, p.prices_checked) for p in pages if p.article.kind != "setup"]
+        entries = [
+            {**_entry(p.article, p.prices_checked), "answer": getattr(p, "answer", None)}
+            for p in pages
+            if p.article.kind != "setup"
+        ]
         entries += [_entry(x, x.prices_checked) for x in listings]
         return sorted(entries, key=lambda e: (e["published"], e["article"].slug), reverse=True)
 
@@ -753,6 +764,7 @@ class Renderer:
         xml = self.xml
         tags = self._tags(entries)
         every += [{"url": "tags/", "modified": updated}] if tags else []
+        every += [{"url": "about/", "modified": updated}] if self.catalog.about is not None else []
         every += [{"url": f"tags/{t['slug']}/", "modified": t["updated"]} for t in tags]
         if site.search:
             files_search = {
@@ -781,6 +793,9 @@ class Renderer:
                 )
                 .encode("utf-8")
             )
+        if self.catalog.about is not None:
+            about = {"root": "../", "url": f"{base}about/", "body": Markup(self.markdown.render(self.catalog.about))}
+            files["about/index.html"] = self.html.get_template("about.html").render(page=about).encode("utf-8")
         return (
             files
             | files_search
@@ -797,7 +812,10 @@ class Renderer:
                 )
                 .encode("utf-8"),
                 "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
-                "404.html": self.html.get_template("404.html").render(page={"root": ""}).encode("utf-8"),
+                # served at any address that does not exist: its links start at the site's own path
+                "404.html": self.html.get_template("404.html")
+                .render(page={"root": urllib.parse.urlsplit(base).path})
+                .encode("utf-8"),
             }
         )
 

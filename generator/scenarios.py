@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 from generator import engine
+from generator import formatting as fmt
 from generator.engine import memory
 from generator.load import Catalog, Gpu, Method, Model, Offer
 from generator.model import Input
@@ -78,7 +79,7 @@ def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer, attentio
         "gpu_name": gpu.name,
         "gpu_short": gpu.short_name,
         "count": offer.count,
-        "setup": f"{offer.count} × {gpu.name}",
+        "setup": fmt.setup(offer.count, gpu.name),
         "peak_tflops": gpu.peak_tflops * offer.count,
         "memory_gb": gpu.memory_gb * offer.count,
         "state_gb": state,
@@ -118,7 +119,7 @@ def price_input(offer: Offer, gpu: Gpu, name: str = "", note: str = "") -> Input
     """An offer's hourly price with its snapshot as source and date."""
     who = f"{name} " if name else ""
     return Input(
-        f"Hourly price, {who}{offer.count} × {gpu.name}",
+        f"Hourly price, {who}{fmt.setup(offer.count, gpu.name)}",
         offer.usd_per_hour,
         "usd",
         "",

@@ -25,7 +25,6 @@ PAGES = [
     "memory-model-vs-measurements/index.html",
     "llama-3-3-70b-lora-on-nodus-b200x1/index.html",
     "mixtral-8x7b-qlora-on-nodus-h100x1/index.html",
-    "404.html",
     "tags/index.html",
     "tags/llama/index.html",
 ]

@@ -82,8 +82,11 @@ def test_a_shared_layout_refuses_changes_and_writes_the_same_json():
     from generator.render import json_script
 
     first = charts.lines("a", [("s", [1e6, 1e9], [1.0, 2.0])], "Tokens", "USD")["layout"]
-    second = charts.lines("b", [("t", [1e6, 1e8], [3.0, 4.0])], "Tokens", "USD")["layout"]
+    second = charts.lines("b", [("t", [1e6, 1e9], [3.0, 4.0])], "Tokens", "USD")["layout"]
     assert first is second  # the same axes: one object for every page
+    assert first["xaxis"]["ticktext"] == ("1 M", "1 B")  # written as the text writes counts
+    assert first["dragmode"] is False and first["xaxis"]["fixedrange"] and first["yaxis"]["fixedrange"]
+    assert "showlegend" in first and first["showlegend"] is False  # one line needs no legend
     with pytest.raises(TypeError):
         first["height"] = 1
     with pytest.raises(TypeError):

@@ -7,7 +7,9 @@ model on one device; rank the misses; say how many fall within the target.
 
 from __future__ import annotations
 
+from generator import formatting as fmt
 from generator import measurements as ms
+from generator.answer import answer
 from generator.articles import Context, Recorder
 from generator.engine import memory
 from generator.model import Blocks, Column, Input, Table
@@ -44,6 +46,12 @@ def build(cat, art, p: dict) -> Context:
         "reserve": memory.RESERVE,
         "overhead_gb": memory.OVERHEAD_GB,
         "sources": sorted({(m.source, m.url, m.conditions) for m in cat.measurements}),
+        "answer": answer(
+            len(within),
+            "int",
+            f"of {len(rows)} published peak-memory figures within {fmt.pct(p['target_error'])} of the model",
+            f"largest difference {fmt.pct(abs(worst['error']))}: {worst['label']}, {worst['setup']}",
+        ),
     }
     inputs = [
         Input(f"Peak memory, {r['label']}, {r['setup']}", r["published"], "num1", r["unit"], r["source"], r["url"])
@@ -62,7 +70,7 @@ def measured_rows(cat, rec: Recorder) -> list[dict]:
                 "id": m.id,
                 "label": m.label,
                 "model": cat.models[m.model].name,
-                "setup": f"{m.count} × {m.gpu_name}",
+                "setup": fmt.setup(m.count, m.gpu_name),
                 "measured": rec(f"{m.id}.measured", m.peak_gb, "GB"),
                 "predicted": rec(f"{m.id}.predicted", predicted, "GB", m.id),
                 "error": rec(f"{m.id}.error", predicted / m.peak_gb - 1, "share", m.id),

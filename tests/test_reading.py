@@ -1,0 +1,187 @@
+"""What a reader sees, in headless Chromium at a phone's and a laptop's width: the answer on the first
+screen, tables that fit the screen, numbers that stay with their units, and charts that neither zoom
+on a drag nor trap a swipe.
+
+Needs Chromium and playwright (as test_browser.py); pages are opened from file:// with every other
+address blocked.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import A, B
+from test_browser import browser  # noqa: F401 - the shared headless Chromium
+
+VIEWPORTS = {"phone": (390, 844), "laptop": (1280, 900)}
+ARTICLES = {  # one page of every article kind
+    "throughput": A,
+    "flops": B,
+    "market": "70b-fine-tune-across-clouds",
+    "time-to-train": "mlperf-llama2-70b-lora-cost",
+    "memory-check": "memory-model-vs-measurements",
+    "setup": "mixtral-8x7b-qlora-on-nodus-h100x1",
+}
+TABLE_PAGES = [*ARTICLES.values(), "fine-tune-70b-every-setup"]
+CHART_PAGES = [A, B, "70b-fine-tune-across-clouds", "mlperf-llama2-70b-lora-cost", "llama-3-3-70b-lora-on-nodus-b200x1"]
+# a number, then a plain space, then a unit or the × of a setup ("20 M", "152 GB", "8 × H100")
+SPLIT = re.compile(r"\d (?:M|B|T|k|K|GB|GiB|TB|TFLOPS|PFLOPS?)(?!\w)|\d ×|\d\u00a0× (?=\w)")
+
+
+def _open(browser, site, slug, size, **context):  # noqa: F811
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, **context)
+    page = ctx.new_page()
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    page.goto((site.out / slug / "index.html").as_uri())
+    page.wait_for_load_state("load")
+    return ctx, page
+
+
+@pytest.mark.parametrize("width", VIEWPORTS)
+@pytest.mark.parametrize("kind", ARTICLES)
+def test_the_answer_is_on_the_first_screen(browser, site, kind, width):  # noqa: F811
+    size = VIEWPORTS[width]
+    ctx, page = _open(browser, site, ARTICLES[kind], size)
+    box = page.locator(".answer-box strong").first.bounding_box()
+    assert box is not None, "no answer box"
+    assert box["y"] + box["height"] <= size[1], f"the answer is at {box['y']:.0f} px"
+    text = page.locator(".answer-box strong").first.inner_text()
+    assert re.fullmatch(r"\$[\d,]+\.\d\d|\d+", text), text
+    ctx.close()
+
+
+@pytest.mark.parametrize("width", VIEWPORTS)
+@pytest.mark.parametrize("slug", TABLE_PAGES)
+def test_no_table_cell_leaves_the_screen(browser, site, slug, width):  # noqa: F811
+    size = VIEWPORTS[width]
+    ctx, page = _open(browser, site, slug, size)
+    outside = page.evaluate(
+        """(w) => [...document.querySelectorAll('table th, table td, table caption')]
+            .filter(c => c.getClientRects().length && !c.closest('thead'))
+            .map(c => [c.getBoundingClientRect(), c.innerText.slice(0, 40)])
+            .filter(([r]) => r.left < -0.5 || r.right > w + 0.5)
+            .map(([r, t]) => `${t} (${Math.round(r.left)}..${Math.round(r.right)})`)""",
+        size[0],
+    )
+    assert outside == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= size[0]
+    ctx.close()
+
+
+@pytest.mark.parametrize("slug", TABLE_PAGES + ["index.html"])
+def test_numbers_keep_their_units(site, slug):
+    from bs4 import BeautifulSoup
+
+    path = site.out / slug if slug.endswith(".html") else site.out / slug / "index.html"
+    soup = BeautifulSoup(path.read_text(), "html.parser")
+    for hidden in soup.body(["script", "style", "pre", "code", "noscript"]):
+        hidden.decompose()
+    text = soup.body.get_text()
+    found = [text[max(0, m.start() - 20) : m.end() + 10] for m in SPLIT.finditer(text)]
+    assert found == []
+
+
+@pytest.mark.parametrize("slug", CHART_PAGES)
+def test_a_drag_does_not_zoom_a_chart(browser, site, slug):  # noqa: F811
+    ctx, page = _open(browser, site, slug, VIEWPORTS["laptop"])
+    page.wait_for_function("[...document.querySelectorAll('.plot')].every(p => p._fullLayout)")
+    ranges = "[...document.querySelectorAll('.plot')].map(p => [p._fullLayout.xaxis.range, p._fullLayout.yaxis.range])"
+    before = page.evaluate(ranges)
+    assert before
+    for plot in page.query_selector_all(".plot"):
+        plot.scroll_into_view_if_needed()
+        box = plot.bounding_box()
+        x, y = box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.4
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x + 120, y + 60, steps=8)
+        page.mouse.up()
+        page.mouse.dblclick(x, y)
+    assert page.evaluate(ranges) == before
+    ctx.close()
+
+
+@pytest.mark.parametrize("slug", CHART_PAGES[:2])
+def test_a_swipe_over_a_chart_scrolls_the_page(browser, site, slug):  # noqa: F811
+    ctx, page = _open(browser, site, slug, VIEWPORTS["phone"], has_touch=True, is_mobile=True)
+    page.wait_for_function("document.querySelector('.plot') && document.querySelector('.plot')._fullLayout")
+    plot = page.query_selector(".plot")
+    plot.scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -100)")
+    box = plot.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + min(box["height"] - 10, 300)
+    start = page.evaluate("window.scrollY")
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for i in range(1, 11):
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 25 * i}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.scrollY") > start + 100, "the swipe did not scroll the page"
+    ctx.close()
+
+
+def test_home_page_shows_each_articles_answer(site):
+    from bs4 import BeautifulSoup
+
+    home = BeautifulSoup((site.out / "index.html").read_text(), "html.parser")
+    shown = 0
+    for item in home.select("ul.post-list > li"):
+        slug = item.a["href"].split("/")[0]
+        page = site.html(slug)
+        box = page.select_one(".answer-box strong")
+        headline = item.select_one(".headline strong")
+        if box is None:  # a family listing: no single answer
+            assert headline is None
+            continue
+        assert headline.get_text() == box.get_text()
+        shown += 1
+    assert shown == 5
+    assert home.h1.get_text() != "costpress"  # the site's name is in the header already
+
+
+def test_about_page_favicon_and_a_404_that_works_anywhere(site):
+    from bs4 import BeautifulSoup
+
+    about = BeautifulSoup((site.out / "about" / "index.html").read_text(), "html.parser")
+    assert about.h1.get_text() == "About this site"
+    for rel in ("index.html", f"{B}/index.html", "tags/llama/index.html"):
+        soup = BeautifulSoup((site.out / rel).read_text(), "html.parser")
+        icon = soup.find("link", rel="icon")["href"]
+        assert (site.out / rel).parent.joinpath(icon).resolve().is_file()
+        footer = soup.select_one("footer a[href$='about/index.html']")
+        assert (site.out / rel).parent.joinpath(footer["href"]).resolve().is_file()
+    assert "https://costpress.example/about/" in (site.out / "sitemap.xml").read_text()
+    missing = BeautifulSoup((site.out / "404.html").read_text(), "html.parser")
+    # served at /any/depth/: its links start at the site's path (base_url is https://costpress.example/)
+    assert missing.find("link", rel="stylesheet")["href"] == "/assets/style.css"
+    assert missing.select_one("main a")["href"] == "/index.html"
+
+
+def test_the_404_page_is_styled_at_a_nested_address(browser, site):  # noqa: F811
+    """A static host serves 404.html at whatever address was asked for; its stylesheet must still load."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.out))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        ctx = browser.new_context(viewport={"width": 390, "height": 844})
+        page = ctx.new_page()
+        failed = []
+        page.on("requestfailed", lambda r: failed.append(r.url))
+        body = (site.out / "404.html").read_bytes()
+        page.route(f"{base}/no/such/page/", lambda r: r.fulfill(status=404, body=body, content_type="text/html"))
+        page.goto(f"{base}/no/such/page/")
+        page.wait_for_load_state("load")
+        assert failed == []
+        color = page.evaluate("getComputedStyle(document.querySelector('.site-header')).borderBottomStyle")
+        assert color == "solid"  # the stylesheet applied
+        ctx.close()
+    finally:
+        server.shutdown()
