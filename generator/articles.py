@@ -840,6 +840,20 @@ def build_flops(cat: Catalog, art: Article, p: dict) -> Context:
     return Context(values, blocks, inputs, list(rec.figures.values()), checked, sorted({o.provider for o, _ in offers}))
 
 
+def _system_name(submitter: str, system: str) -> str:
+    """'NVIDIA DGX H200', not 'NVIDIA NVIDIA DGX H200': many systems already start with their submitter."""
+    return system if system.lower().startswith(submitter.lower()) else f"{submitter} {system}"
+
+
+# MLPerf results state availability in several spellings across rounds; pages use one word for each
+_AVAILABILITY = (("prem", "on-premise"), ("cloud", "cloud"), ("preview", "preview"), ("research", "research"))
+
+
+def _availability(text: str) -> str:
+    low = text.lower()
+    return next((word for key, word in _AVAILABILITY if key in low), "available, kind not stated")
+
+
 def _market_answer(model, methods, per_method: dict, tokens: float) -> dict | None:
     """The cheapest run of the article's first method that any provider can hold."""
     for method in methods:
@@ -1252,10 +1266,11 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
         util = engine.utilization_over_run(
             method.ops_per_param, model.parameters, tokens, gpu.peak_tflops * r.count, hours
         )
-        key = f"{r.round} {r.submitter} {r.system}"
+        key = f"{r.round} {r.submitter} {r.system}"  # the figure ids' part: as the results name it
         results.append(
             {
                 "key": key,
+                "name": f"{r.round} {_system_name(r.submitter, r.system)}",
                 "gpu": r.gpu,
                 "gpu_name": gpu.name,
                 "count": r.count,
@@ -1263,7 +1278,7 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
                 "system": r.system,
                 "submitter": r.submitter,
                 "round": r.round,
-                "availability": r.availability,
+                "availability": _availability(r.availability),
                 "minutes": r.minutes,
                 "utilization": rec(f"result.{key}.utilization", util, "share", suite.id),
                 "url": r.url,
@@ -1284,7 +1299,7 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
             "setup": str(first["setup"]),
             "systems": int(g["systems"]),
             "fastest": rec(f"gpu.{g['group']}.fastest_minutes", g["fastest"], "minutes", suite.id),
-            "fastest_system": f"{fastest['submitter']} {fastest['system']} ({fastest['round']})",
+            "fastest_system": f"{_system_name(fastest['submitter'], fastest['system'])} ({fastest['round']})",
             "median": rec(f"gpu.{g['group']}.median_minutes", g["median"], "minutes", suite.id),
             "slowest": rec(f"gpu.{g['group']}.slowest_minutes", g["slowest"], "minutes", suite.id),
             "median_utilization": rec(
@@ -1377,9 +1392,9 @@ def build_time_to_train(cat: Catalog, art: Article, p: dict) -> Context:
             "results",
             f"Every result used: {suite.name}, {len(all_rows)} systems",
             [
-                Column("key", "Round, submitter and system"),
+                Column("name", "Round, submitter and system"),
                 Column("setup", "Setup"),
-                Column("availability", "Availability as submitted"),
+                Column("availability", "Availability"),
                 Column("minutes", "Time to train (minutes)", "num2", True),
                 Column("utilization", "Implied utilization", "pct", True),
             ],

@@ -134,13 +134,16 @@ NBSP = "\u00a0"
 # a number and the unit after it, and a count and the "×" of a setup: a line must not break between them
 _UNIT_AFTER = re.compile(r"(\d) (?=(?:M|B|T|k|K|GB|GiB|TB|TFLOPS|PFLOPS?|×)(?![\w]))")
 _TIMES_NAME = re.compile(r"(?<=\d\u00a0×) (?=\w)")
+# a GPU model and what follows it in its name ("A100 80 GB", "H100 SXM", "H100 PCIe")
+_GPU_NAME = re.compile(r"(\b[A-Z]{1,3}\d{2,4}) (?=\d|SXM|PCIe|NVL)")
 
 
 def keep_units(text: str) -> str:
     """Text with a non-breaking space between each number and its unit ('152 GB', '20 M', '8 × H100')."""
     if " " not in text:
         return text
-    return _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub("\\1" + NBSP, text))
+    text = _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub("\\1" + NBSP, text))
+    return _GPU_NAME.sub("\\1" + NBSP, text)
 
 
 def setup(count: int, gpu_name: str) -> str:

@@ -733,6 +733,7 @@ class Renderer:
             "sections": sections,
             "table": table,
             "fitting": sum(len(g["fit"]) for g in sections),
+            "filters": _listing_filters(listing.rows),
             "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
             **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked), strict=True)),
         }
@@ -818,6 +819,20 @@ class Renderer:
                 .encode("utf-8"),
             }
         )
+
+
+def _listing_filters(rows: list[dict]) -> list[dict]:
+    """The choices of a listing's filters: each method, GPU and provider that has a setup that fits."""
+    fit = [r for r in rows if r["fits"]]
+    out = []
+    for key, name, label in (
+        ("method", "method_name", "Method"),
+        ("gpu", "gpu_name", "GPU"),
+        ("provider", "provider_name", "Provider"),
+    ):
+        choices = sorted({(r[name], r[key]) for r in fit})
+        out.append({"key": key, "label": label, "choices": [{"value": v, "text": t} for t, v in choices]})
+    return out
 
 
 def _need_text(row: dict) -> str:

@@ -83,3 +83,24 @@ def test_a_an(name, article):
 
 def test_count():
     assert [f.count(n, "day") for n in (0, 1, 2, 1500)] == ["0 days", "1 day", "2 days", "1,500 days"]
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ("8 × A100 80 GB at Lambda", "8\u00a0×\u00a0A100\u00a080\u00a0GB at Lambda"),
+        ("needs 157 GB per GPU", "needs 157\u00a0GB per GPU"),
+        ("20 M tokens and 1.5 B more", "20\u00a0M tokens and 1.5\u00a0B more"),
+        ("312 TFLOPS, 36 PFLOPS", "312\u00a0TFLOPS, 36\u00a0PFLOPS"),
+        ("2.4× as much", "2.4× as much"),  # a factor, not a setup
+        ("Llama 3.1 8B on 2 GPUs", "Llama 3.1 8B on 2 GPUs"),  # "2 GPUs" is a count, not a unit
+        ("1 Mb", "1 Mb"),
+    ],
+)
+def test_keep_units(text, kept):
+    assert f.keep_units(text) == kept
+
+
+def test_setups_are_plain_in_data():
+    assert f.setup(8, "H100 SXM") == "8 × H100 SXM" and f.tokens(2e7) == "20 M"
+    assert f.cell("8 × H100 SXM", "text") == "8\u00a0×\u00a0H100\u00a0SXM"  # pages keep it on one line

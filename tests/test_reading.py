@@ -185,3 +185,27 @@ def test_the_404_page_is_styled_at_a_nested_address(browser, site):  # noqa: F81
         ctx.close()
     finally:
         server.shutdown()
+
+
+def test_listing_filters(browser, site):  # noqa: F811
+    from bs4 import BeautifulSoup
+
+    slug = "fine-tune-open-models-every-setup"
+    soup = BeautifulSoup((site.out / slug / "index.html").read_text(), "html.parser")
+    rows = soup.select("table.sortable tbody tr")
+    want = [r for r in rows if r["data-gpu"] == "h200" and r["data-method"] == "qlora"]
+    assert 0 < len(want) < len(rows)
+    ctx, page = _open(browser, site, slug, VIEWPORTS["phone"])
+    assert page.locator("form.filters").is_visible()
+    page.select_option("select[data-filter=gpu]", "h200")
+    page.select_option("select[data-filter=method]", "qlora")
+    visible = page.evaluate(
+        "[...document.querySelectorAll('table.sortable tbody tr')].filter(r => !r.hidden && r.offsetParent)"
+        ".map(r => [r.dataset.gpu, r.dataset.method])"
+    )
+    assert len(visible) == len(want) and set(map(tuple, visible)) == {("h200", "qlora")}
+    assert page.locator(".filter-count").inner_text() == f"{len(want)} setups match"
+    page.select_option("select[data-filter=gpu]", "")
+    page.select_option("select[data-filter=method]", "")
+    assert page.evaluate("[...document.querySelectorAll('table.sortable tbody tr')].filter(r => r.hidden).length") == 0
+    ctx.close()

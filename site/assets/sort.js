@@ -22,3 +22,28 @@
     });
   });
 })();
+
+// Filter a listing's setups by method, GPU and provider; a model with no setup left is hidden.
+(function () {
+  var form = document.querySelector("form.filters");
+  if (!form) { return; }
+  form.hidden = false;
+  var selects = Array.prototype.slice.call(form.querySelectorAll("select"));
+  var status = form.querySelector(".filter-count");
+  function apply() {
+    var shown = 0;
+    document.querySelectorAll("table.sortable").forEach(function (table) {
+      var left = 0;
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+        var keep = selects.every(function (s) { return !s.value || row.dataset[s.dataset.filter] === s.value; });
+        row.hidden = !keep;
+        if (keep) { left += 1; }
+      });
+      table.closest("section").hidden = left === 0;
+      shown += left;
+    });
+    var any = selects.some(function (s) { return s.value; });
+    status.textContent = any ? shown + (shown === 1 ? " setup matches" : " setups match") : "";
+  }
+  selects.forEach(function (s) { s.addEventListener("change", apply); });
+})();
