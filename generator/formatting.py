@@ -132,7 +132,7 @@ def _trim(d: Decimal) -> str:
 
 NBSP = "\u00a0"
 # a number and the unit after it, and a count and the "×" of a setup: a line must not break between them
-_UNIT_AFTER = re.compile(r"(\d) (?=(?:M|B|T|k|K|GB|GiB|TB|TFLOPS|PFLOPS?|×)(?![\w]))")
+_UNIT_AFTER = re.compile(r"(?<=\d) (?=(?:M|B|T|k|K|GB|GiB|TB|TFLOPS|PFLOPS?|×)(?![\w]))")
 _TIMES_NAME = re.compile(r"(?<=\d\u00a0×) (?=\w)")
 # a GPU model and what follows it in its name ("A100 80 GB", "H100 SXM", "H100 PCIe")
 _GPU_NAME = re.compile(r"(\b[A-Z]{1,3}\d{2,4}) (?=\d|SXM|PCIe|NVL)")
@@ -142,8 +142,15 @@ def keep_units(text: str) -> str:
     """Text with a non-breaking space between each number and its unit ('152 GB', '20 M', '8 × H100')."""
     if " " not in text:
         return text
-    text = _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub("\\1" + NBSP, text))
-    return _GPU_NAME.sub("\\1" + NBSP, text)
+    return _kept_units(text) if len(text) < 300 else _keep_units(text)  # labels repeat: remember them
+
+
+def _keep_units(text: str) -> str:
+    text = _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub(NBSP, text))
+    return _GPU_NAME.sub("\\1" + NBSP, text) if "0 " in text or "SXM" in text or "PCIe" in text else text
+
+
+_kept_units = functools.lru_cache(maxsize=65536)(_keep_units)
 
 
 def setup(count: int, gpu_name: str) -> str:
