@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+import jinja2
+
 from generator import guard, pagecache, search, state, svg, theme
 from generator.articles import build_context
 from generator.claims import claim_lines, claims_of
@@ -24,7 +26,7 @@ from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
 from generator.load import Article, Catalog, display_path, load_content
-from generator.render import Renderer, RenderProblem, json_encoder, table_csv
+from generator.render import Renderer, RenderProblem, json_encoder, table_csv, theme_problem
 from generator.workers import Workers
 from generator.write import Files, Publisher
 
@@ -100,7 +102,10 @@ def _site_files(task: _SiteFiles) -> dict[str, bytes]:
     """
     arts, renderer, listings = _JOB["articles"], _JOB["renderer"], _JOB["listings"]
     pages = [_Listed(arts[i], [dt.date.fromordinal(d) for d in days], task.answers.get(i)) for i, days in task.pages]
-    return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
+    try:
+        return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
+    except jinja2.TemplateError as exc:  # a site's own template, or the theme
+        raise BuildError(str(theme_problem(exc))) from None
 
 
 class _Listed(NamedTuple):
@@ -120,7 +125,10 @@ def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
     if isinstance(task, _SiteFiles):
         return _site_files(task), []
     listing = _JOB["listings"][-1 - task]
-    html, table = _JOB["renderer"].render_listing(listing)
+    try:
+        html, table = _JOB["renderer"].render_listing(listing)
+    except jinja2.TemplateError as exc:
+        raise BuildError(str(theme_problem(exc))) from None
     chunk = listing_chunk(listing).encode("utf-8")
     return [
         (f"{listing.slug}/index.html", html),

@@ -580,50 +580,53 @@ class Renderer:
                 }
             )
 
-        segments = _split_blocks(body_md)
-        md_env: dict = {}
-        html_parts: list[str] = []
-        md_parts: list[str] = []
-        charts = []
-        for kind, payload in segments:
-            if kind == "text":
-                # code blocks scroll sideways on narrow screens, so they must take keyboard focus
-                html_parts.append(
-                    self.markdown.render(payload, md_env).replace("<pre><code", '<pre tabindex="0"><code')
-                )
-                md_parts.append(payload.strip("\n") + "\n")
-                continue
-            block = getattr(ctx.blocks, "tables" if kind == "table" else "charts" if kind == "chart" else "code")[
-                payload
-            ]
-            html_parts.append(self.html.get_template(f"_{kind}.html").render(block=block, slug=art.slug))
-            md_parts.append(self.md.get_template(f"_{kind}.md").render(block=block, slug=art.slug))
-            if kind == "chart":
-                charts.append({"id": f"{art.slug}-{block.id}", "figure": block.figure})
+        try:
+            segments = _split_blocks(body_md)
+            md_env: dict = {}
+            html_parts: list[str] = []
+            md_parts: list[str] = []
+            charts = []
+            for kind, payload in segments:
+                if kind == "text":
+                    # code blocks scroll sideways on narrow screens, so they must take keyboard focus
+                    html_parts.append(
+                        self.markdown.render(payload, md_env).replace("<pre><code", '<pre tabindex="0"><code')
+                    )
+                    md_parts.append(payload.strip("\n") + "\n")
+                    continue
+                block = getattr(ctx.blocks, "tables" if kind == "table" else "charts" if kind == "chart" else "code")[
+                    payload
+                ]
+                html_parts.append(self.html.get_template(f"_{kind}.html").render(block=block, slug=art.slug))
+                md_parts.append(self.md.get_template(f"_{kind}.md").render(block=block, slug=art.slug))
+                if kind == "chart":
+                    charts.append({"id": f"{art.slug}-{block.id}", "figure": block.figure})
 
-        published, modified, updated = page_dates(art, ctx.prices_checked)
-        page = {
-            "article": art,
-            "root": "../",
-            "url": f"{self.catalog.site.base_url.rstrip('/')}/{art.slug}/",
-            "body_html": Markup("".join(html_parts)),
-            "body_md": "\n".join(p for p in md_parts if p.strip()),
-            "faq": faq,
-            "inputs": ctx.inputs,
-            "sources": art.sources,
-            "charts": charts,
-            "prices_checked": ctx.prices_checked,
-            "prices_verb": self._prices_verb(ctx),
-            "published": published,
-            "modified": modified,
-            "updated": updated,
-            "tags": _tag_links(art.tags),
-            "answer": ctx.values.get("answer"),
-            "tables": ctx.blocks.tables,
-        }
-        page["json_ld"] = self._json_ld(page)
-        html = self.html.get_template("article.html").render(page=page)
-        md = self.md.get_template("article.md").render(page=page)
+            published, modified, updated = page_dates(art, ctx.prices_checked)
+            page = {
+                "article": art,
+                "root": "../",
+                "url": f"{self.catalog.site.base_url.rstrip('/')}/{art.slug}/",
+                "body_html": Markup("".join(html_parts)),
+                "body_md": "\n".join(p for p in md_parts if p.strip()),
+                "faq": faq,
+                "inputs": ctx.inputs,
+                "sources": art.sources,
+                "charts": charts,
+                "prices_checked": ctx.prices_checked,
+                "prices_verb": self._prices_verb(ctx),
+                "published": published,
+                "modified": modified,
+                "updated": updated,
+                "tags": _tag_links(art.tags),
+                "answer": ctx.values.get("answer"),
+                "tables": ctx.blocks.tables,
+            }
+            page["json_ld"] = self._json_ld(page)
+            html = self.html.get_template("article.html").render(page=page)
+            md = self.md.get_template("article.md").render(page=page)
+        except jinja2.TemplateError as exc:  # the theme, or a site's own template over it
+            raise theme_problem(exc) from None
         return Page(art, ctx, html.encode("utf-8"), md.encode("utf-8"))
 
     def _prices_verb(self, ctx: Context) -> str:
@@ -881,6 +884,21 @@ def _text_of(html: str) -> str:
     """Text content of rendered Markdown, for JSON-LD and meta tags."""
     text = re.sub(r"<[^>]+>", "", html)
     return " ".join(html_lib.unescape(text).split())
+
+
+def theme_problem(exc: jinja2.TemplateError) -> RenderProblem:
+    """A theme or override template that does not compile or render, as one line with its file and line."""
+    from generator.load import display_path
+
+    where, line = getattr(exc, "filename", None), getattr(exc, "lineno", None)
+    tb = exc.__traceback__
+    while tb is not None:  # for an error while rendering, the innermost template frame
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith((".html", ".md", ".xml")):
+            where, line = name, tb.tb_lineno
+        tb = tb.tb_next
+    at = f"{display_path(Path(where))}:{line}" if where else "a template"
+    return RenderProblem(f"{at}: template error: {getattr(exc, 'message', None) or exc}")
 
 
 def _template_line(exc: BaseException) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from conftest import CONTENT, ROOT, TEMPLATES, run_cli
 
 from generator import __version__, theme
@@ -80,3 +81,27 @@ def test_init_writes_a_whole_site(tmp_path):
     assert kinds == sorted(ARTICLES)
     workflow = (blog / ".github/workflows/price-refresh.yml").read_text()
     assert "costpress changes --format markdown" in workflow and f'"costpress=={__version__}"' in workflow
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("article.html", '{% extends "base.html" %}{% block main %}{{ oops( }}{% endblock %}', "unexpected '}'"),
+        ("article.html", '{% extends "base.html" %}{% block main %}{{ page.nope.x }}{% endblock %}', "nope"),
+        ("index.html", '{% extends "base.html" %}{% block main %}{{ page.nope.x }}{% endblock %}', "nope"),
+    ],
+)
+def test_a_broken_override_is_one_line_and_publishes_nothing(tmp_path, name, text, message):
+    site = tmp_path / "blog"
+    init_site(site, dt.date(2026, 12, 1))
+    out = site / "site"
+    assert _build(site / "content", out).exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    (site / "templates").mkdir()
+    (site / "templates" / name).write_text(text)
+    result = _build(site / "content", out, site / "templates")
+    assert result.exit_code == 1
+    first = result.output.strip().splitlines()[0]
+    assert first.startswith("error: ") and f"templates/{name}:1: template error:" in first and message in first
+    assert "Traceback" not in result.output
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
