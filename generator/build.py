@@ -330,7 +330,7 @@ def render_site(
                 contextlib.closing(search.Index(_searched(articles, listings), catalog.site.language))
             )
             if cache is not None and sink is not None and reuse:
-                kept_index = search.published(cache, index.key)
+                kept_index = search.published(cache, index.key, sink.have)
             if kept_index is None:
                 index.start()
         known: dict[int, str | None] = {}

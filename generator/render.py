@@ -674,9 +674,7 @@ class Renderer:
     def _entries(self, pages: list[Page], listings=()) -> list[dict]:
         """Index and feed entries: articles and family listings (family pages are reached from their listing)."""
         entries = [
-            {**_entry(p.article, p.prices_checked), "answer": getattr(p, "answer", None)}
-            for p in pages
-            if p.article.kind != "setup"
+            {**_entry(p.article, p.prices_checked), "answer": p.answer} for p in pages if p.article.kind != "setup"
         ]
         entries += [_entry(x, x.prices_checked) for x in listings]
         return sorted(entries, key=lambda e: (e["published"], e["article"].slug), reverse=True)
@@ -770,14 +768,6 @@ class Renderer:
         every += [{"url": "tags/", "modified": updated}] if tags else []
         every += [{"url": "about/", "modified": updated}] if self.catalog.about is not None else []
         every += [{"url": f"tags/{t['slug']}/", "modified": t["updated"]} for t in tags]
-        if site.search:
-            files_search = {
-                "search/index.html": self.html.get_template("search.html")
-                .render(page={"root": "../", "url": f"{base}search/"})
-                .encode("utf-8")
-            }
-        else:
-            files_search = {}
         files = {  # always there: every page's navigation links to it
             "tags/index.html": self.html.get_template("tags.html")
             .render(page={"root": "../", "tags": tags, "url": f"{base}tags/"})
@@ -797,31 +787,30 @@ class Renderer:
                 )
                 .encode("utf-8")
             )
+        if site.search:
+            page = {"root": "../", "url": f"{base}search/"}
+            files["search/index.html"] = self.html.get_template("search.html").render(page=page).encode("utf-8")
         if self.catalog.about is not None:
             about = {"root": "../", "url": f"{base}about/", "body": Markup(self.markdown.render(self.catalog.about))}
             files["about/index.html"] = self.html.get_template("about.html").render(page=about).encode("utf-8")
-        return (
-            files
-            | files_search
-            | {
-                "sitemap.xml": xml.get_template("sitemap.xml")
-                .render(base=base, entries=every, updated=updated.isoformat() if updated else None)
-                .encode("utf-8"),
-                "atom.xml": xml.get_template("atom.xml")
-                .render(
-                    base=base,
-                    entries=entries,
-                    updated=updated.isoformat() if updated else "1970-01-01",
-                    feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
-                )
-                .encode("utf-8"),
-                "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
-                # served at any address that does not exist: its links start at the site's own path
-                "404.html": self.html.get_template("404.html")
-                .render(page={"root": urllib.parse.urlsplit(base).path})
-                .encode("utf-8"),
-            }
-        )
+        return files | {
+            "sitemap.xml": xml.get_template("sitemap.xml")
+            .render(base=base, entries=every, updated=updated.isoformat() if updated else None)
+            .encode("utf-8"),
+            "atom.xml": xml.get_template("atom.xml")
+            .render(
+                base=base,
+                entries=entries,
+                updated=updated.isoformat() if updated else "1970-01-01",
+                feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
+            )
+            .encode("utf-8"),
+            "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
+            # served at any address that does not exist: its links start at the site's own path
+            "404.html": self.html.get_template("404.html")
+            .render(page={"root": urllib.parse.urlsplit(base).path})
+            .encode("utf-8"),
+        }
 
 
 def _listing_filters(rows: list[dict]) -> list[dict]:

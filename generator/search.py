@@ -43,15 +43,19 @@ def digest(pages: list[tuple[str, str, str, tuple[str, ...]]], language: str) ->
     return h.hexdigest()
 
 
-def published(out: Path, key: str) -> list[str] | None:
-    """The index files in the output folder when they were made from the same input, else None."""
+def published(out: Path, key: str, have: dict[str, str]) -> list[str] | None:
+    """The index files in the output folder when they were made from the same input, else None.
+
+    `have` is the output folder's files as the build already scanned them (Publisher.have).
+    """
+    if INPUT not in have:
+        return None
     try:
         if (out / INPUT).read_text().strip() != key:
             return None
     except (OSError, UnicodeDecodeError):
         return None
-    folder = out / FOLDER
-    return sorted(p.relative_to(out).as_posix() for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    return [rel for rel in have if rel.startswith(f"{FOLDER}/")]
 
 
 def executable() -> str:
