@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator import engine
-from generator.articles import NEIGHBOURS_SHOWN
+from generator.kinds.setup import NEIGHBOURS_SHOWN
 from generator.load import Article, Catalog, read_front_matter
 from generator.scenarios import setup_row
 from generator.schema import Doc, F, list_of, opt, record, validate

@@ -22,8 +22,8 @@ from markdown_it_pyrs import MarkdownIt
 from markupsafe import Markup
 
 from generator import formatting, sandbox, theme
-from generator.articles import Context
 from generator.charts import Shared
+from generator.kinds.common import Context
 from generator.load import Article, Catalog
 
 # A block marker on a line of its own. The pattern starts with its literal "[[" (no "^"), so the

@@ -10,8 +10,8 @@ from __future__ import annotations
 from generator import formatting as fmt
 from generator import measurements as ms
 from generator.answer import answer
-from generator.articles import Context, Recorder
 from generator.engine import memory
+from generator.kinds.common import Context, Recorder
 from generator.model import Blocks, Column, Input, Table
 from generator.scenarios import training_job
 from generator.schema import F, record
