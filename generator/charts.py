@@ -11,12 +11,18 @@ own validators (tests/test_charts.py). Validating in the build cost each worker
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
+
+from generator.formatting import sentence
 
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 14}
 # Okabe and Ito's palette for colour-vision deficiencies (its yellow left out: too light on white),
 # then a dark grey; series and providers take colours in this order.
 COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00", "#000000", "#555555"]
+# Lines that run close together (similar costs) stay apart by their markers and dashes, not only by colour.
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "triangle-down", "cross", "star"]
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "solid", "dash", "dot"]
 
 
 def _clean(values: Sequence[float], places: int = 6) -> list[float]:
@@ -59,7 +65,8 @@ def _layout(xaxis: dict, yaxis: dict, legend: bool) -> dict:
         "yaxis": {"automargin": True, "gridcolor": "#dddddd", "fixedrange": True, **yaxis},
         "margin": {"l": 10, "r": 10, "t": 20, "b": 10},
         "showlegend": legend,
-        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
+        # "normal": plotly would reverse the order when a shaded band (a tonexty fill) is drawn
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top", "traceorder": "normal"},
         "plot_bgcolor": "#ffffff",
         "paper_bgcolor": "#ffffff",
         "height": 520 if legend else 420,
@@ -120,6 +127,7 @@ def lines(
     series = sorted(series, key=lambda s: -float(s[2][-1]) if len(s[2]) else 0.0)
     data = []
     for i, (name, xs, ys) in enumerate(series):
+        name = sentence(name)  # a legend entry starts like a list item
         data.append(
             {
                 "type": "scatter",
@@ -127,7 +135,8 @@ def lines(
                 "name": name,
                 "x": _clean(xs, 0),
                 "y": _clean(ys),
-                "line": {"color": COLORS[i % len(COLORS)], "width": 2},
+                "line": {"color": COLORS[i % len(COLORS)], "width": 2, "dash": DASHES[i % len(DASHES)]},
+                "marker": {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 7},
                 "hovertemplate": f"{name}<br>%{{x:,.0f}} tokens: $%{{y:,.2f}}<extra></extra>",
             }
         )
@@ -166,7 +175,11 @@ def _lines_layout(
         if is_log:
             axis["dtick"] = 1  # one labelled tick per power of ten
     if x_ticks and "tokens" in x_title.lower():  # "1 M", "1 B": as the text and the tables write them
-        xaxis.update(tickmode="array", tickvals=list(x_ticks), ticktext=[tokens(x) for x in x_ticks])
+        # More than five labels turn sideways on a phone and run into the axis title: label the powers
+        # of ten then (the data table lists every point).
+        tens = [x for x in x_ticks if x > 0 and math.log10(x).is_integer()]
+        shown = tens if len(x_ticks) > 5 and len(tens) >= 2 else list(x_ticks)
+        xaxis.update(tickmode="array", tickvals=shown, ticktext=[tokens(x) for x in shown], tickangle=0)
         xaxis.pop("dtick", None)
     return _shared(_layout(xaxis, yaxis, legend))
 

@@ -72,6 +72,14 @@ def _digits(x: float, places: int) -> tuple[str, str] | None:
 _remembered_digits = functools.lru_cache(maxsize=200_000)(_digits)
 
 
+def sentence(text):
+    """Text that starts a sentence, a list item or a table row: its first letter a capital ('full fine-tune' ->
+    'Full fine-tune'); escaped markup stays markup."""
+    s = str(text)
+    out = s[:1].upper() + s[1:]
+    return type(text)(out) if type(text) is not str and isinstance(text, str) else out
+
+
 def count(n: int, noun: str) -> str:
     """'1 day', '3 days': a whole count with its noun, singular for one."""
     return f"{number(n)} {noun}{'' if n == 1 else 's'}"
@@ -98,8 +106,23 @@ def number(x: float, places: int = 0) -> str:
     return f"{dround(x, places):,.{places}f}"
 
 
-def usd(x: float, places: int = 2) -> str:
-    """Dollars: '$27.42', '$1,234.50'; places=0 gives '$274'."""
+def usd_places(x: float) -> int:
+    """Decimals an amount is shown with: cents, or two significant figures below ten cents.
+
+    Per-token prices of small models are fractions of a cent per thousand
+    tokens; at cents, $0.0153 and $0.0249 would both read "$0.02".
+    """
+    a = abs(float(x))
+    if a == 0 or a >= 0.1 or not math.isfinite(a):
+        return 2
+    places = 1 - math.floor(math.log10(a))
+    return 2 if sig(a, 2) >= Decimal("0.1") else places
+
+
+def usd(x: float, places: int | None = None) -> str:
+    """Dollars: '$27.42', '$1,234.50', '$0.015' (two significant figures below ten cents); places=0 gives '$274'."""
+    if places is None:
+        places = usd_places(x)
     fast = _fixed(x, places)
     if fast is not None:  # a value that rounds to zero shows no minus sign
         sign, digits = fast
@@ -138,14 +161,22 @@ _TIMES_NAME = re.compile(r"(?<=\d\u00a0×) (?=\w)")
 _GPU_NAME = re.compile(r"(\b[A-Z]{1,3}\d{2,4}) (?=\d|SXM|PCIe|NVL)")
 
 
+# "8-bit", "4-bit": a non-breaking hyphen; not inside an address or a slug (no "/", "." or "-" just before)
+_BITS = re.compile(r"(?<![\w/.-])(\d{1,2})-bit\b")
+NBHY = "\u2011"
+
+
 def keep_units(text: str) -> str:
-    """Text with a non-breaking space between each number and its unit ('152 GB', '20 M', '8 × H100')."""
+    """Text with a non-breaking space between each number and its unit ('152 GB', '20 M', '8 × H100'),
+    and a non-breaking hyphen in '8-bit'."""
     if " " not in text:
         return text
     return _kept_units(text) if len(text) < 300 else _keep_units(text)  # labels repeat: remember them
 
 
 def _keep_units(text: str) -> str:
+    if "-bit" in text:
+        text = _BITS.sub("\\1" + NBHY + "bit", text)
     text = _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub(NBSP, text))
     return _GPU_NAME.sub("\\1" + NBSP, text) if "0 " in text or "SXM" in text or "PCIe" in text else text
 

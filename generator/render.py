@@ -134,8 +134,8 @@ def _csv_number(value) -> str:
 
 def _csv_text(text: str) -> str:
     """Text a spreadsheet shows as text: a formula start, even behind white space or a line break, is quoted.
-    Non-breaking spaces (kept between numbers and units on pages) are plain spaces in data files."""
-    text = text.replace(formatting.NBSP, " ")
+    Non-breaking spaces and hyphens (kept between numbers and units on pages) are plain in data files."""
+    text = text.replace(formatting.NBSP, " ").replace(formatting.NBHY, "-")
     if text.startswith(CSV_RISKY) or text[:1].isspace() and text.lstrip().startswith(CSV_RISKY):
         return "'" + text
     return text
@@ -511,8 +511,8 @@ class Renderer:
         filters = _safe_filters()
         for env in (self.html, self.md, self.body, self.plain):
             env.filters.update(filters)
+            env.filters["sentence"] = formatting.sentence
         for env in (self.body, self.plain):
-            env.filters["sentence"] = lambda text: str(text)[:1].upper() + str(text)[1:]
             env.bound_filters(frozenset(filters) | {"sentence"})
         self.html.filters["json_script"] = json_script
         self.md.filters["md"] = md_escape
@@ -735,6 +735,9 @@ class Renderer:
             "table": table,
             "fitting": sum(len(g["fit"]) for g in sections),
             "filters": _listing_filters(listing.rows),
+            # the rows come cheapest per token first; a phone (no table headings) sorts with this choice
+            "sorted_by": SORTED_BY,
+            "sorts": _sort_choices(fit_columns, SORTED_BY),
             "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
             **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked), strict=True)),
         }
@@ -811,6 +814,21 @@ class Renderer:
             .render(page={"root": urllib.parse.urlsplit(base).path})
             .encode("utf-8"),
         }
+
+
+SORTED_BY = 3  # a listing's rows come in the order of its fourth column, USD per million tokens (families.py)
+
+
+def _sort_choices(columns, sorted_by: int) -> list[dict]:
+    """A listing's "Sort by" choices: each column, lowest or highest first (A to Z for text)."""
+    out = []
+    for i, col in enumerate(columns):
+        ways = (("asc", "lowest first"), ("desc", "highest first")) if col.numeric else (("asc", "A to Z"),)
+        for way, words in ways:
+            out.append(
+                {"value": f"{i}:{way}", "text": f"{col.label}, {words}", "selected": (i, way) == (sorted_by, "asc")}
+            )
+    return out
 
 
 def _listing_filters(rows: list[dict]) -> list[dict]:

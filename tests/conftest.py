@@ -82,8 +82,11 @@ def replace(old: str, new: str) -> Callable[[str], str]:
     return edit
 
 
+NBHY = "\u2011"  # pages keep "8-bit" on one line with a non-breaking hyphen; a reader reads a hyphen
+
+
 class Built:
-    """A built site with parsed pages."""
+    """A built site with parsed pages. Text comes as a reader reads it: white space collapsed, hyphens plain."""
 
     def __init__(self, out: Path):
         self.out = out
@@ -99,16 +102,19 @@ class Built:
         soup = self.html(slug)
         for tag in soup(["script", "style"]):
             tag.decompose()
-        return " ".join(soup.get_text(" ").split())
+        return " ".join(soup.get_text(" ").split()).replace(NBHY, "-")
 
     def md_text(self, slug: str) -> str:
-        return " ".join(self.md(slug).split())
+        return " ".join(self.md(slug).split()).replace(NBHY, "-")
 
     def table(self, slug: str, table_id: str) -> list[list[str]]:
         """Rows of a table (header row first) as lists of cell texts."""
         table = self.html(slug).find("table", id=f"{slug}-{table_id}")
         assert table is not None, f"no table {table_id} on {slug}"
-        return [[" ".join(c.get_text(" ").split()) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+        return [
+            [" ".join(c.get_text(" ").split()).replace(NBHY, "-") for c in tr.find_all(["th", "td"])]
+            for tr in table.find_all("tr")
+        ]
 
     def md_table(self, slug: str, caption_start: str) -> list[list[str]]:
         """Rows of the GFM table that follows a 'Table: <caption>' line in the Markdown page."""
@@ -121,7 +127,7 @@ class Built:
             if line.startswith("|"):
                 cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
                 if not all(re.fullmatch(r":?-+:?", c) for c in cells):
-                    rows.append([c.replace("\\", "") for c in cells])
+                    rows.append([c.replace("\\", "").replace(NBHY, "-") for c in cells])
         return rows
 
 

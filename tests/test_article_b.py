@@ -52,7 +52,8 @@ def test_hand_values_match_the_spec():
 @pytest.mark.parametrize("label", list(SETUPS))
 def test_run_cost_table(site, label):
     h = hours(label)
-    row = [label, r(h, 1), usd(h * price(label)), usd((h + STARTUP) * price(label))]
+    name = label[:1].upper() + label[1:]  # a row starts with a capital
+    row = [name, r(h, 1), usd(h * price(label)), usd((h + STARTUP) * price(label))]
     assert row in [cells[:4] for cells in site.table(B, "run-cost")]
     assert row in [cells[:4] for cells in site.md_table(B, "One run of 20 M training tokens")]
 
@@ -83,7 +84,7 @@ def test_cost_per_million(site):
     ranked = sorted(per_m.items(), key=lambda kv: kv[1])
     assert [usd(v) for _, v in ranked] == ["$0.96", "$1.03", "$1.28", "$1.37", "$1.90"]
     rows = site.table(B, "per-million")[1:]
-    assert rows == [[k, usd(v)] for k, v in ranked]
+    assert rows == [[k[:1].upper() + k[1:], usd(v)] for k, v in ranked]  # a row starts with a capital
     assert "roughly $1 to $2 per million training tokens" in site.text(B)
 
 

@@ -118,7 +118,8 @@ def test_sentences(site):
     assert f"The dearest matching setup, {dearest}, costs {usd(costs[dearest])}: {ratio}× as much" in text
     hand_util = WORK / (8 * PEAK["h200"] * 23.6782 * 60)
     pct = Decimal(repr(hand_util * 100)).quantize(Decimal("1"), ROUND_HALF_UP)
-    assert f"8 × H200: {pct}% at the median of 23.68 minutes." in text
+    # minutes to one decimal: medians of times published to the second or so, 23.6782 -> 23.7
+    assert f"8 × H200: {pct}% at the median of 23.7 minutes." in text
 
 
 def test_every_result_listed(site):

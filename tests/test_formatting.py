@@ -7,10 +7,24 @@ from generator import formatting as f
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(274.19999999999993, "$274.20"), (45.1535, "$45.15"), (0.005, "$0.01"), (1234.5, "$1,234.50"), (-2, "-$2.00")],
+    [(274.19999999999993, "$274.20"), (45.1535, "$45.15"), (1234.5, "$1,234.50"), (-2, "-$2.00"), (0.1, "$0.10")],
 )
 def test_usd(value, expected):
     assert f.usd(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    # below ten cents, two significant figures: 0.0153 is 1.53 hundredths, so 0.015
+    [(0.0153, "$0.015"), (0.0062, "$0.0062"), (0.005, "$0.0050"), (0.0949, "$0.095"), (0.0996, "$0.10")],
+)
+def test_small_amounts_keep_two_significant_figures(value, expected):
+    assert f.usd(value) == expected
+
+
+def test_explicit_places_stay_cents():
+    assert f.usd(0.0153, 2) == "$0.02"
+    assert f.usd(0.005, 2) == "$0.01"
 
 
 def test_half_up_rounding_not_bankers():
@@ -95,6 +109,8 @@ def test_count():
         ("2.4× as much", "2.4× as much"),  # a factor, not a setup
         ("Llama 3.1 8B on 2 GPUs", "Llama 3.1 8B on 2 GPUs"),  # "2 GPUs" is a count, not a unit
         ("1 Mb", "1 Mb"),
+        ("full fine-tune, 8-bit Adam", "full fine-tune, 8\u2011bit Adam"),  # a non-breaking hyphen
+        ("see https://x.org/8-bit-adam or llama-8-bit now", "see https://x.org/8-bit-adam or llama-8-bit now"),
     ],
 )
 def test_keep_units(text, kept):

@@ -25,8 +25,8 @@ ARTICLES = {  # one page of every article kind
 }
 TABLE_PAGES = [*ARTICLES.values(), "fine-tune-70b-every-setup"]
 CHART_PAGES = [A, B, "70b-fine-tune-across-clouds", "mlperf-llama2-70b-lora-cost", "llama-3-3-70b-lora-on-nodus-b200x1"]
-# a number, then a plain space, then a unit or the × of a setup ("20 M", "152 GB", "8 × H100")
-SPLIT = re.compile(r"\d (?:M|B|T|k|K|GB|GiB|TB|TFLOPS|PFLOPS?)(?!\w)|\d ×|\d\u00a0× (?=\w)")
+# a number, then a plain space, then a unit or the × of a setup ("20 M", "152 GB", "8 × H100"); "8-bit"
+SPLIT = re.compile(r"\d (?:M|B|T|k|K|GB|GiB|TB|TFLOPS|PFLOPS?)(?!\w)|\d ×|\d\u00a0× (?=\w)|(?<![\w/.-])\d-bit\b")
 
 
 def _open(browser, site, slug, size, **context):  # noqa: F811
@@ -208,4 +208,20 @@ def test_listing_filters(browser, site):  # noqa: F811
     page.select_option("select[data-filter=gpu]", "")
     page.select_option("select[data-filter=method]", "")
     assert page.evaluate("[...document.querySelectorAll('table.sortable tbody tr')].filter(r => r.hidden).length") == 0
+    ctx.close()
+
+
+def test_listing_sorts_on_a_phone(browser, site):  # noqa: F811
+    """The card layout hides the headings; the "Sort by" choice sorts every model's table instead."""
+    slug = "fine-tune-70b-every-setup"
+    ctx, page = _open(browser, site, slug, VIEWPORTS["phone"])
+    assert page.locator("select[data-sort]").is_visible()
+    assert page.locator("table.sortable thead").first.bounding_box()["height"] <= 1  # cards: no headings to press
+    values = "[...document.querySelector('table.sortable').tBodies[0].rows].map(r => Number(r.cells[{}].dataset.value))"
+    first = page.evaluate(values.format(3))
+    assert first == sorted(first)  # as published: cheapest per token first
+    page.select_option("select[data-sort]", "2:desc")  # USD per hour, highest first
+    per_hour = page.evaluate(values.format(2))
+    assert per_hour == sorted(per_hour, reverse=True) and per_hour != sorted(per_hour)
+    assert page.locator("table.sortable thead th").nth(2).get_attribute("aria-sort") == "descending"
     ctx.close()

@@ -188,7 +188,12 @@ def leaders(frame: pd.DataFrame, column: str, places: int = 2, lowest: bool = Tr
     Ties are decided at the precision a reader sees, so a page never names one
     winner where the printed figures are equal.
     """
-    rounded = frame[column].astype(float).round(places)
+    values = frame[column].astype(float)
+    if places == 2 and len(values):  # amounts below ten cents are shown to two significant figures
+        from generator.formatting import usd_places
+
+        places = usd_places(values.min() if lowest else values.max())
+    rounded = values.round(places)
     best = rounded.min() if lowest else rounded.max()
     return frame[rounded == best]
 

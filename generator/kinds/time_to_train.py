@@ -72,7 +72,7 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
     inputs = [
         *work_inputs(model, method),
         Input(
-            f"Samples per run, {suite.name}", suite.samples, "num1", "samples", suite.samples_source, suite.samples_url
+            f"Samples per run, {suite.name}", suite.samples, "int", "samples", suite.samples_source, suite.samples_url
         ),
         Input(
             f"Tokens per sample, {suite.name}",
@@ -233,7 +233,7 @@ def _tables(blocks: Blocks, suite, records: list[dict], gpu_rows: list[dict], re
             [
                 Column("label", "Provider and setup"),
                 Column("usd_per_hour", "Price per hour (USD)", "usd", True),
-                Column("median_minutes", "Median time (minutes)", "num2", True),
+                Column("median_minutes", "Median time (minutes)", "num1", True),
                 Column("cost_median", "Run cost at the median time (USD)", "usd", True),
                 Column("cost_fastest", "Run cost at the fastest time (USD)", "usd", True),
             ],
@@ -247,9 +247,9 @@ def _tables(blocks: Blocks, suite, records: list[dict], gpu_rows: list[dict], re
             [
                 Column("setup", "Setup"),
                 Column("systems", "Systems", "int", True),
-                Column("fastest", "Fastest (minutes)", "num2", True),
-                Column("median", "Median (minutes)", "num2", True),
-                Column("slowest", "Slowest (minutes)", "num2", True),
+                Column("fastest", "Fastest (minutes)", "num1", True),
+                Column("median", "Median (minutes)", "num1", True),
+                Column("slowest", "Slowest (minutes)", "num1", True),
                 Column("median_utilization", "Implied utilization at the median", "pct", True),
             ],
             gpu_rows,

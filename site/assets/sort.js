@@ -1,26 +1,41 @@
 // Sort a table by the column whose heading button was pressed; press again to reverse.
+// A listing's "Sort by" choice (the headings are hidden on a phone) sorts every table the same way.
 (function () {
-  document.querySelectorAll("table.sortable").forEach(function (table) {
+  function sortTable(table, col, up) {
     var body = table.tBodies[0];
+    var heads = table.querySelectorAll("thead th");
+    var numeric = heads[col].querySelector("button").dataset.numeric === "1";
+    heads.forEach(function (th) { th.removeAttribute("aria-sort"); });
+    heads[col].setAttribute("aria-sort", up ? "ascending" : "descending");
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = a.cells[col], y = b.cells[col];
+      var p = numeric ? Number(x.dataset.value) : x.textContent.trim();
+      var q = numeric ? Number(y.dataset.value) : y.textContent.trim();
+      var order = numeric ? p - q : p.localeCompare(q);
+      return up ? order : -order;
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+  }
+  var choice = document.querySelector("select[data-sort]");
+  document.querySelectorAll("table.sortable").forEach(function (table) {
     table.querySelectorAll("thead button").forEach(function (button) {
       button.addEventListener("click", function () {
         var col = Number(button.dataset.col);
-        var numeric = button.dataset.numeric === "1";
         var up = button.parentElement.getAttribute("aria-sort") !== "ascending";
-        table.querySelectorAll("thead th").forEach(function (th) { th.removeAttribute("aria-sort"); });
-        button.parentElement.setAttribute("aria-sort", up ? "ascending" : "descending");
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = a.cells[col], y = b.cells[col];
-          var p = numeric ? Number(x.dataset.value) : x.textContent.trim();
-          var q = numeric ? Number(y.dataset.value) : y.textContent.trim();
-          var order = numeric ? p - q : p.localeCompare(q);
-          return up ? order : -order;
-        });
-        rows.forEach(function (row) { body.appendChild(row); });
+        sortTable(table, col, up);
+        if (choice) { choice.value = col + (up ? ":asc" : ":desc"); }
       });
     });
   });
+  if (choice) {
+    choice.addEventListener("change", function () {
+      var parts = choice.value.split(":");
+      document.querySelectorAll("table.sortable").forEach(function (table) {
+        sortTable(table, Number(parts[0]), parts[1] === "asc");
+      });
+    });
+  }
 })();
 
 // Filter a listing's setups by method, GPU and provider; a model with no setup left is hidden.
@@ -28,7 +43,7 @@
   var form = document.querySelector("form.filters");
   if (!form) { return; }
   form.hidden = false;
-  var selects = Array.prototype.slice.call(form.querySelectorAll("select"));
+  var selects = Array.prototype.slice.call(form.querySelectorAll("select[data-filter]"));
   var status = form.querySelector(".filter-count");
   function apply() {
     var shown = 0;
