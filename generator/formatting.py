@@ -164,11 +164,13 @@ _GPU_NAME = re.compile(r"(\b[A-Z]{1,3}\d{2,4}) (?=\d|SXM|PCIe|NVL)")
 # "8-bit", "4-bit": a non-breaking hyphen; not inside an address or a slug (no "/", "." or "-" just before)
 _BITS = re.compile(r"(?<![\w/.-])(\d{1,2})-bit\b")
 NBHY = "\u2011"
+# "2026-11-30" in a sentence: non-breaking hyphens (not in an address, a path or a longer number)
+_DATE = re.compile(r"(?<![\w/.-])(\d{4})-([01]\d)-([0-3]\d)(?![\w/-])")
 
 
 def keep_units(text: str) -> str:
     """Text with a non-breaking space between each number and its unit ('152 GB', '20 M', '8 × H100'),
-    and a non-breaking hyphen in '8-bit'."""
+    and non-breaking hyphens in '8-bit' and in dates ('2026-11-30')."""
     if " " not in text:
         return text
     return _kept_units(text) if len(text) < 300 else _keep_units(text)  # labels repeat: remember them
@@ -177,6 +179,8 @@ def keep_units(text: str) -> str:
 def _keep_units(text: str) -> str:
     if "-bit" in text:
         text = _BITS.sub("\\1" + NBHY + "bit", text)
+    if "-1" in text or "-0" in text:  # an ISO date ("2026-11-30") in text
+        text = _DATE.sub("\\1" + NBHY + "\\2" + NBHY + "\\3", text)
     text = _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub(NBSP, text))
     return _GPU_NAME.sub("\\1" + NBSP, text) if "0 " in text or "SXM" in text or "PCIe" in text else text
 

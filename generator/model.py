@@ -28,6 +28,12 @@ class Table:
     rows: list[dict[str, Any]]
     note: str | None = None
 
+    def __post_init__(self) -> None:
+        # a caption and a column heading read as the start of a sentence ("Full fine-tune, AdamW on ...")
+        self.caption = formatting.sentence(self.caption)
+        if any(c.label[:1].islower() for c in self.columns):
+            self.columns = [c._replace(label=formatting.sentence(c.label)) for c in self.columns]
+
     @property
     def wide(self) -> bool:
         """Six or more columns: on a wide screen the table may use more than the text's width."""
@@ -40,6 +46,9 @@ class Chart:
     title: str
     figure: dict[str, Any]  # plotly figure as plain JSON-able data
     table: Table  # the same numbers, for readers and engines without JavaScript
+
+    def __post_init__(self) -> None:
+        self.title = formatting.sentence(self.title)
 
 
 @dataclass

@@ -111,6 +111,8 @@ def test_count():
         ("1 Mb", "1 Mb"),
         ("full fine-tune, 8-bit Adam", "full fine-tune, 8\u2011bit Adam"),  # a non-breaking hyphen
         ("see https://x.org/8-bit-adam or llama-8-bit now", "see https://x.org/8-bit-adam or llama-8-bit now"),
+        ("prices of 2026-11-30.", "prices of 2026\u201111\u201130."),
+        ("see prices/2026-11-30.yaml or 12026-11-30", "see prices/2026-11-30.yaml or 12026-11-30"),
     ],
 )
 def test_keep_units(text, kept):
