@@ -102,7 +102,11 @@ def _table_figures(blocks: Blocks) -> list[Figure]:
         first = table.columns[0]
         numeric = [(col.key, unit_of(col.fmt)) for col in table.columns[1:] if col.numeric]
         for row in table.rows:
-            label = row.get("key") or fmt.cell(row[first.key], first.fmt)
+            # ids keep the text as data has it (a page starts a cell with a capital)
+            value = row[first.key]
+            label = row.get("key") or (
+                fmt.keep_units(str(value)) if first.fmt == "text" else fmt.cell(value, first.fmt)
+            )
             prefix = f"table.{table.id}.{label}."
             for key, unit in numeric:
                 value = row.get(key)

@@ -278,7 +278,7 @@ FILTERS = {
 
 
 def cell(value, kind: str = "text") -> str:
-    """Format one table cell by its column's format name ('usd', 'num2', 'text', ...).
+    """Format one table cell by its column's format name ('usd', 'num2', 'text', ...); text starts with a capital.
 
     Results are remembered per value, its type and the format: family pages
     repeat the same budgets and prices thousands of times. Zero (0.0 and -0.0
@@ -296,8 +296,8 @@ def cell(value, kind: str = "text") -> str:
 def _cell(value, kind: str) -> str:
     if value is None:
         return ""
-    if kind == "text":
-        return keep_units(str(value))
+    if kind == "text":  # a cell reads as a phrase of its own: it starts with a capital
+        return sentence(keep_units(str(value)))
     if kind.startswith("num"):
         return number(value, int(kind[3:] or 0))
     return keep_units(FILTERS[kind](value))

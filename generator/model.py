@@ -20,6 +20,12 @@ class Column(NamedTuple):
     numeric: bool = False
 
 
+@functools.lru_cache(maxsize=4096)
+def _shown(column: Column) -> Column:
+    label = formatting.keep_units(formatting.sentence(column.label))
+    return column if label == column.label else column._replace(label=label)
+
+
 @dataclass
 class Table:
     id: str
@@ -29,10 +35,11 @@ class Table:
     note: str | None = None
 
     def __post_init__(self) -> None:
-        # a caption and a column heading read as the start of a sentence ("Full fine-tune, AdamW on ...")
-        self.caption = formatting.sentence(self.caption)
-        if any(c.label[:1].islower() for c in self.columns):
-            self.columns = [c._replace(label=formatting.sentence(c.label)) for c in self.columns]
+        # A caption and a column heading read as the start of a sentence ("Full fine-tune, AdamW on ..."),
+        # with numbers kept by their units as pages show them: made once here, not for every cell's
+        # label on a phone (CSV headers turn the non-breaking spaces back into plain ones).
+        self.caption = formatting.keep_units(formatting.sentence(self.caption))
+        self.columns = [_shown(c) for c in self.columns]
 
     @property
     def wide(self) -> bool:
