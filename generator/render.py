@@ -796,24 +796,44 @@ class Renderer:
         if self.catalog.about is not None:
             about = {"root": "../", "url": f"{base}about/", "body": Markup(self.markdown.render(self.catalog.about))}
             files["about/index.html"] = self.html.get_template("about.html").render(page=about).encode("utf-8")
-        return files | {
-            "sitemap.xml": xml.get_template("sitemap.xml")
-            .render(base=base, entries=every, updated=updated.isoformat() if updated else None)
-            .encode("utf-8"),
-            "atom.xml": xml.get_template("atom.xml")
-            .render(
-                base=base,
-                entries=entries,
-                updated=updated.isoformat() if updated else "1970-01-01",
-                feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
-            )
-            .encode("utf-8"),
-            "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
-            # served at any address that does not exist: its links start at the site's own path
-            "404.html": self.html.get_template("404.html")
-            .render(page={"root": urllib.parse.urlsplit(base).path})
-            .encode("utf-8"),
-        }
+        return (
+            files
+            | sitemaps(xml, base, every, updated)
+            | {
+                "atom.xml": xml.get_template("atom.xml")
+                .render(
+                    base=base,
+                    entries=entries,
+                    updated=updated.isoformat() if updated else "1970-01-01",
+                    feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
+                )
+                .encode("utf-8"),
+                "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
+                # served at any address that does not exist: its links start at the site's own path
+                "404.html": self.html.get_template("404.html")
+                .render(page={"root": urllib.parse.urlsplit(base).path})
+                .encode("utf-8"),
+            }
+        )
+
+
+SITEMAP_LIMIT = 50_000  # URLs in one sitemap file, by the sitemap protocol
+
+
+def sitemaps(xml, base: str, entries: list[dict], updated, limit: int = SITEMAP_LIMIT) -> dict[str, bytes]:
+    """sitemap.xml; past `limit` addresses (the home page counts), a sitemap index over numbered sitemap files."""
+    everything = [{"url": "", "modified": updated}, *entries]
+    if len(everything) <= limit:
+        return {"sitemap.xml": xml.get_template("sitemap.xml").render(base=base, entries=everything).encode("utf-8")}
+    files, parts = {}, []
+    for n, start in enumerate(range(0, len(everything), limit), 1):
+        chunk = everything[start : start + limit]
+        name = f"sitemaps/sitemap-{n}.xml"
+        files[name] = xml.get_template("sitemap.xml").render(base=base, entries=chunk).encode("utf-8")
+        dated = [e["modified"] for e in chunk if e["modified"] is not None]
+        parts.append({"url": name, "modified": max(dated) if dated else None})
+    files["sitemap.xml"] = xml.get_template("sitemapindex.xml").render(base=base, entries=parts).encode("utf-8")
+    return files
 
 
 SORTED_BY = 3  # a listing's rows come in the order of its fourth column, USD per million tokens (families.py)

@@ -6,6 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import feedparser
+import jinja2
 import pytest
 import yaml
 from bs4 import BeautifulSoup
@@ -59,6 +60,44 @@ def test_sitemap(site):
     assert locs[0] == BASE and {f"{BASE}{s}/" for s in SLUGS} <= set(locs)
     for url in root.findall("s:url", ns):
         assert len(url.find("s:lastmod", ns).text) == 10
+
+
+def test_sitemap_index_past_the_protocol_limit():
+    """Past the limit (50,000 addresses; 3 here), sitemap.xml indexes numbered sitemaps that share the addresses."""
+    import datetime as dt
+
+    from generator import theme
+    from generator.render import SITEMAP_LIMIT, _Environment, sitemaps
+
+    assert SITEMAP_LIMIT == 50_000  # the sitemap protocol's limit per file
+    xml = _Environment(loader=jinja2.FileSystemLoader(str(theme.DEFAULT)), autoescape=True)
+    day = dt.date(2026, 11, 30)
+    entries = [{"url": f"p{i}/", "modified": day - dt.timedelta(days=i)} for i in range(7)]
+    files = sitemaps(xml, BASE, entries, day, limit=3)
+    assert sorted(files) == [
+        "sitemap.xml",
+        "sitemaps/sitemap-1.xml",
+        "sitemaps/sitemap-2.xml",
+        "sitemaps/sitemap-3.xml",
+    ]
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    index = ET.fromstring(files["sitemap.xml"])
+    assert index.tag == "{http://www.sitemaps.org/schemas/sitemap/0.9}sitemapindex"
+    parts = [(s.find("s:loc", ns).text, s.find("s:lastmod", ns).text) for s in index.findall("s:sitemap", ns)]
+    # each part's date is its newest page's: the home page and p0, p1 date from 11-30; p2..p4 from 11-28 on
+    assert parts == [
+        (f"{BASE}sitemaps/sitemap-1.xml", "2026-11-30"),
+        (f"{BASE}sitemaps/sitemap-2.xml", "2026-11-28"),
+        (f"{BASE}sitemaps/sitemap-3.xml", "2026-11-25"),
+    ]
+    locs = []
+    for n in (1, 2, 3):
+        urls = ET.fromstring(files[f"sitemaps/sitemap-{n}.xml"]).findall("s:url", ns)
+        assert 0 < len(urls) <= 3
+        locs += [u.find("s:loc", ns).text for u in urls]
+    assert locs == [BASE] + [f"{BASE}p{i}/" for i in range(7)]
+    single = sitemaps(xml, BASE, entries[:2], day, limit=3)  # at the limit: one plain sitemap
+    assert list(single) == ["sitemap.xml"] and b"<urlset" in single["sitemap.xml"]
 
 
 def test_feed_parses(site):
