@@ -100,7 +100,9 @@ def bar(
         "layout": {
             **_layout(
                 {"title": {"text": y_title}, "rangemode": "tozero", **_money(y_title)},
-                {"title": {"text": x_title}, "autorange": "reversed"},
+                # no title on the category axis: its labels name themselves, and a title there was
+                # drawn over the two-line labels on a phone ("Provider and setup" across "8 × H100")
+                {"autorange": "reversed"},
                 False,
             ),
             "height": 140 + 34 * len(labels),
