@@ -186,8 +186,10 @@ def test_a_second_build_waits_or_says_who_holds_the_folder(tmp_path):
 
 @pytest.fixture(scope="module")
 def thousand(tmp_path_factory) -> Path:
+    """A synthetic family of about 400 pages: above POOL_MIN_PAGES, so builds fork workers and flush
+    while rendering, as large builds do (1,000 pages made this module a minute of the suite)."""
     dest = tmp_path_factory.mktemp("thousand") / "content"
-    bench.synthetic_content(dest, 1000)
+    bench.synthetic_content(dest, 400)
     return dest
 
 
@@ -205,7 +207,7 @@ def costpress(*args: str, **kwargs) -> subprocess.Popen:
 
 
 def test_two_builds_at_once_never_publish_a_broken_site(tmp_path, thousand):
-    """Twenty rounds of two builds of a 1,000-page site started together, every other round with a price change."""
+    """Twelve rounds of two builds of a 400-page site started together, every other round with a price change."""
     out = tmp_path / "site"
     other = tmp_path / "other"
     import shutil
@@ -213,7 +215,7 @@ def test_two_builds_at_once_never_publish_a_broken_site(tmp_path, thousand):
     shutil.copytree(thousand, other)
     snapshot_file = next((other / "prices").glob("*/2026-11-01.yaml"))
     snapshot_file.write_text(snapshot_file.read_text().replace("usd_per_hour: ", "usd_per_hour: 1", 1))
-    for round_ in range(20):
+    for round_ in range(12):
         contents = (thousand, other) if round_ % 2 else (thousand, thousand)
         runs = [
             costpress("build", "--content", str(c), "--out", str(out), "--templates", str(TEMPLATES)) for c in contents
@@ -261,7 +263,8 @@ def test_killing_the_build_kills_its_workers_and_the_next_build_succeeds(tmp_pat
         assert time.monotonic() < deadline and proc.poll() is None, "no workers started"
         workers = _children(proc.pid)
         time.sleep(0.02)
-    time.sleep(0.3)  # let them write into the staging folder
+    time.sleep(0.1)  # let them write into the staging folder
+    assert proc.poll() is None, "the build finished before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     gone = time.monotonic() + 1.0
