@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: site test check lint fix clean docs bench
+.PHONY: site test check lint fix clean docs bench bench-large
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml
 site: $(STAMP)  ## build content/ into site/
 	$(BIN)/costpress build
 
-test: $(STAMP)  ## run the test suite
-	$(BIN)/python -m pytest
+test: $(STAMP)  ## run the test suite, one process per core (a module's tests stay together)
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 check: $(STAMP)  ## fail when site/ is not what content/ builds
 	$(BIN)/costpress build --check --strict
@@ -39,3 +39,6 @@ docs: $(STAMP)  ## regenerate docs/commands.md from --help
 
 bench: $(STAMP)  ## build-speed figures for 100, 1,000 and 10,000 pages (prints, asserts nothing)
 	$(BIN)/python benchmarks/run.py
+
+bench-large: $(STAMP)  ## the same, with 100,000 pages added (several minutes, a few GB of disk)
+	$(BIN)/python benchmarks/run.py --large

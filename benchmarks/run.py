@@ -2,10 +2,12 @@
 
 Prints, per size: cold build, no-op rebuild and one-price-change rebuild (wall
 time, pages per second, CPU seconds in user and kernel mode, peak RSS, files
-written), then the same number of Markdown pages built by Hugo when Hugo is
-installed, and the time to compute a 1,000,000-scenario grid. Run it with
-`make bench` (or `python benchmarks/run.py [--dir FOLDER] [SIZES...]`). It
-prints figures; it asserts nothing.
+written), the five largest output files and the folder with the most entries,
+then the same number of Markdown pages built by Hugo when Hugo is installed,
+and the time to compute a 1,000,000-scenario grid. Run it with `make bench`
+(or `python benchmarks/run.py [--dir FOLDER] [--large] [SIZES...]`; `--large`,
+or `make bench-large`, adds 100,000 pages and the 100,000 / 10,000 cold ratio).
+It prints figures; it asserts nothing.
 
 Every size works in its own folder under --dir (default: the system's
 temporary folder), and all of them are deleted only at the end: on ext4
@@ -159,6 +161,26 @@ def grid_time(n: int = 1_000_000) -> float:
     return elapsed
 
 
+def largest_files(out: Path, n: int = 5) -> list[tuple[int, str]]:
+    """The n largest files a build wrote, largest first."""
+    sizes = [(p.stat().st_size, p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file()]
+    return sorted(sizes, reverse=True)[:n]
+
+
+def widest_folder(out: Path) -> tuple[int, str]:
+    """The folder with the most entries (files and folders) directly in it."""
+    best = (0, ".")
+    for folder in [out, *(p for p in out.rglob("*") if p.is_dir())]:
+        count = sum(1 for _ in os.scandir(folder))
+        if count > best[0]:
+            best = (count, folder.relative_to(out).as_posix() or ".")
+    return best
+
+
+def mib(size: int) -> str:
+    return f"{size / 2**20:7.1f} MiB"
+
+
 def row(label: str, run: Run, pages: int | None = None) -> str:
     rate = f"{pages / run.wall:6.0f} pages/s" if pages else " " * 14
     return f"  {label:<17} {run.wall:6.2f} s {rate}  {run.cpu()}  {run.rss:4.0f} MiB"
@@ -170,6 +192,7 @@ def main(sizes: list[int], where: str | None) -> None:
     # An editable install leaves costpress's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE
     # set every build would compile them again (~50 ms); an installed package has them compiled.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "generator")], check=True)
+    colds: dict[int, Run] = {}
     with tempfile.TemporaryDirectory(dir=where, prefix="costpress-bench-") as tmp:
         for size in sizes:
             work = Path(tmp) / str(size)
@@ -187,6 +210,12 @@ def main(sizes: list[int], where: str | None) -> None:
                 print(f"{'':20}{run.line}")
             print(row("one price change:", change))
             print(f"{'':20}{change.line}")
+            print(f"{'':20}one price change / cold = {change.wall / cold.wall:.2f}")
+            print("  largest files:")
+            for size, rel in largest_files(out):
+                print(f"{'':20}{mib(size)}  {rel}")
+            entries, folder = widest_folder(out)
+            print(f"  most entries in one folder: {entries:,} ({folder})")
             sample = next(out.glob("*-on-*/index.md"))
             hugo = hugo_time(pages, sample, work)
             if hugo is not None:
@@ -194,15 +223,27 @@ def main(sizes: list[int], where: str | None) -> None:
                 print(f"{'':20}costpress cold / Hugo = {cold.wall / hugo.wall:.2f}")
             else:
                 print("  Hugo: not installed (Debian package hugo), no comparison")
+            colds[size] = cold
+        if 100_000 in colds and 10_000 in colds:
+            print(f"\n100,000 / 10,000 pages, cold: {colds[100_000].wall / colds[10_000].wall:.1f}x")
         print(f"\n1,000,000-scenario grid: {grid_time():.3f} s")
         print("deleting the benchmark folders")
 
 
+USAGE = "usage: python benchmarks/run.py [--dir FOLDER] [--large] [SIZES...]"
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    where = None
-    if args[:1] == ["--dir"]:
-        if len(args) < 2:
-            raise SystemExit("usage: python benchmarks/run.py [--dir FOLDER] [SIZES...]")
-        where, args = args[1], args[2:]
-    main([int(a) for a in args] or [100, 1000, 10000], where)
+    where, large = None, False
+    while args[:1] in (["--dir"], ["--large"]):
+        if args[0] == "--large":  # adds 100,000 pages: several minutes and a few GB of disk
+            large, args = True, args[1:]
+        elif len(args) < 2:
+            raise SystemExit(USAGE)
+        else:
+            where, args = args[1], args[2:]
+    try:
+        sizes = [int(a) for a in args] or [100, 1000, 10000]
+    except ValueError:
+        raise SystemExit(USAGE) from None
+    main(sizes + ([100_000] if large and 100_000 not in sizes else []), where)
