@@ -126,7 +126,7 @@ def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
         return _site_files(task), []
     listing = _JOB["listings"][-1 - task]
     try:
-        html, table = _JOB["renderer"].render_listing(listing)
+        html, table, extra = _JOB["renderer"].render_listing(listing)
     except jinja2.TemplateError as exc:
         raise BuildError(str(theme_problem(exc))) from None
     chunk = listing_chunk(listing).encode("utf-8")
@@ -134,6 +134,7 @@ def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
         (f"{listing.slug}/index.html", html),
         (f"{listing.slug}/{table.id}.csv", table_csv(table)),
         (f"{listing.slug}/figures.json", figures_doc([chunk])),
+        *extra,  # the rows of long tables, loaded when a reader sorts or filters
         (FIGURES_CHUNK, chunk),  # for the site's figures.json, not a file of its own
     ], []
 

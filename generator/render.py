@@ -705,10 +705,19 @@ class Renderer:
                 groups[r["model"]] = {"id": r["model"].replace(".", "-"), "name": r["model_name"], "fit": [], "out": []}
             row = {**r, "label": f"{r['setup']} at {r['provider_name']}", "need": _need_text(r)}
             groups[r["model"]]["fit" if r["fits"] else "out"].append(row)
-        sections = []
+        sections, extra = [], []
         for model in order:
             g = groups[model]
             g["table"] = Table(f"fits-{g['id']}", f"{g['name']}: setups that hold the job", fit_columns, g["fit"])
+            # A phone gets the cheapest rows of each model; the rest come from a file of table rows when
+            # the reader sorts or filters (and are all in the CSV), so the page stays small at any size.
+            g["shown"], g["hidden"] = g["fit"][:LISTING_SHOWN], len(g["fit"]) - min(len(g["fit"]), LISTING_SHOWN)
+            g["count"], g["shown_count"] = len(g["fit"]), len(g["shown"])
+            g["out_shown"], g["out_more"] = g["out"][:LISTING_SHOWN], max(0, len(g["out"]) - LISTING_SHOWN)
+            g["rows_file"] = f"rows-{g['id']}.txt" if g["hidden"] else None  # HTML table rows, not a page
+            if g["rows_file"]:
+                rows = self.html.get_template("_listing_rows.html").module.rows(g["fit"], fit_columns[1:], "../")
+                extra.append((f"{listing.slug}/{g['rows_file']}", str(rows).encode("utf-8")))
             sections.append(g)
         table = Table(
             "combinations",
@@ -741,7 +750,7 @@ class Renderer:
             "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
             **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked), strict=True)),
         }
-        return self.html.get_template("listing.html").render(page=page).encode("utf-8"), table
+        return self.html.get_template("listing.html").render(page=page).encode("utf-8"), table, extra
 
     @staticmethod
     def _tags(entries: list[dict]) -> list[dict]:
@@ -836,6 +845,7 @@ def sitemaps(xml, base: str, entries: list[dict], updated, limit: int = SITEMAP_
     return files
 
 
+LISTING_SHOWN = 100  # a listing's rows per model in its page; the rest load on demand (rows-<model>.txt)
 SORTED_BY = 3  # a listing's rows come in the order of its fourth column, USD per million tokens (families.py)
 
 

@@ -6,7 +6,10 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import oracle
 import yaml
+from bs4 import BeautifulSoup
 from conftest import CONTENT
+
+from generator.render import LISTING_SHOWN
 
 LISTING = "fine-tune-70b-every-setup"
 STATE = {"qlora": 50, "lora": 152, "full-8bit": 766, "full": 1189}
@@ -82,12 +85,19 @@ def test_listing_has_every_combination(site):
     assert sum(r[-1] == "fits" for r in rows) == sum(c["fits"] for c in combos)
     soup = site.html(LISTING)
     priced = site.table(LISTING, "fits-llama-3-3-70b")[1:]
-    linked = {a["href"].split("/")[1] for a in soup.select("table a")}
-    assert linked == {c["slug"] for c in combos if c["fits"]} and len(priced) == len(linked)
-    # setups that cannot hold the job are listed apart, with what they would need, and no price
+    table = soup.select_one("table.sortable")
+    # the page carries the cheapest LISTING_SHOWN rows; the table's rows file has every one
+    every = BeautifulSoup((site.out / LISTING / table["data-rows"]).read_text(), "html.parser").select("tr")
+    linked = {tr.a["href"].split("/")[1] for tr in every}
+    assert linked == {c["slug"] for c in combos if c["fits"]} and len(every) == len(linked)
+    assert len(priced) == LISTING_SHOWN < len(every)
+    # setups that cannot hold the job are listed apart, with what they would need, and no price;
+    # past LISTING_SHOWN, one last item says how many more the CSV holds
     apart = [li.get_text(" ", strip=True) for li in soup.select("details.no-fit li")]
-    assert len(apart) == sum(not c["fits"] for c in combos)
-    assert all("GB per GPU" in text and "$" not in text for text in apart)
+    unfit = sum(not c["fits"] for c in combos)
+    assert unfit > LISTING_SHOWN and len(apart) == LISTING_SHOWN + 1
+    assert apart[-1] == f"And {unfit - LISTING_SHOWN} more, in the CSV file"
+    assert all("GB per GPU" in text and "$" not in text for text in apart[:-1])
     assert soup.find("script", src="../assets/sort.js")
     index_links = [a["href"] for a in site.html(".").select(".post-list a")]
     assert f"{LISTING}/index.html" in index_links
@@ -117,8 +127,11 @@ def test_a_method_without_a_memory_figure_is_listed_not_paged(tmp_path):
     missing = [r for r in rows if r[-1] == "no memory figure"]
     offers = sum(1 for c in combinations() if c["method"] == "qlora")
     assert len(missing) == offers and all(r[1] == "LoRA, no activation checkpointing" for r in missing)
+    # the ones the page lists (the first LISTING_SHOWN of those that do not fit) say why
     apart = [li.get_text(" ", strip=True) for li in Built(out).html(LISTING).select("details.no-fit li")]
-    assert sum(text.endswith("no memory figure") for text in apart) == offers
+    unfit = [r for r in rows if r[-1] != "fits"][:LISTING_SHOWN]
+    assert sum(text.endswith("no memory figure") for text in apart) == sum(r[-1] == "no memory figure" for r in unfit)
+    assert sum(text.endswith("no memory figure") for text in apart) > 0
     assert len(rows) == len(combinations()) + offers
     assert not list(out.glob("*lora-no-recompute*"))
 

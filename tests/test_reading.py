@@ -13,6 +13,7 @@ import re
 import pytest
 from conftest import A, B
 from test_browser import browser  # noqa: F401 - the shared headless Chromium
+from test_search import served  # noqa: F401 - the built site on a local server
 
 VIEWPORTS = {"phone": (390, 844), "laptop": (1280, 900)}
 ARTICLES = {  # one page of every article kind
@@ -227,4 +228,44 @@ def test_listing_sorts_on_a_phone(browser, site):  # noqa: F811
     per_hour = page.evaluate(values.format(2))
     assert per_hour == sorted(per_hour, reverse=True) and per_hour != sorted(per_hour)
     assert page.locator("table.sortable thead th").nth(2).get_attribute("aria-sort") == "descending"
+    ctx.close()
+
+
+def test_a_long_listing_loads_its_other_rows_when_filtered(browser, site, served):  # noqa: F811
+    """A model with more setups than LISTING_SHOWN ships its cheapest rows; a filter brings in the rest."""
+    from bs4 import BeautifulSoup
+
+    from generator.render import LISTING_SHOWN
+
+    slug = "fine-tune-open-models-every-setup"
+    folder = site.out / slug
+    soup = BeautifulSoup((folder / "index.html").read_text(), "html.parser")
+    every = []
+    for table in soup.select("table.sortable"):
+        shown = table.select("tbody tr")
+        if table.get("data-rows"):  # a long table: the page has its cheapest rows, the file has all of them
+            rows = BeautifulSoup((folder / table["data-rows"]).read_text(), "html.parser").select("tr")
+            assert len(shown) == LISTING_SHOWN < len(rows)
+            assert [r.a["href"] for r in shown] == [r.a["href"] for r in rows[:LISTING_SHOWN]]  # cheapest first
+        else:
+            rows = shown
+        every += [(r["data-gpu"], r["data-method"]) for r in rows]
+    want = every.count(("h100", "lora"))
+    assert want > sum(
+        1 for r in soup.select("table.sortable tbody tr") if (r["data-gpu"], r["data-method"]) == ("h100", "lora")
+    )
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})
+    page = ctx.new_page()
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(served) else r.abort())
+    page.goto(f"{served}{slug}/index.html")
+    assert page.locator(".more-rows").first.is_visible()
+    page.select_option("select[data-filter=gpu]", "h100")
+    page.select_option("select[data-filter=method]", "lora")
+    page.wait_for_function(f"document.querySelector('.filter-count').textContent === '{want} setups match'")
+    visible = page.evaluate(
+        "[...document.querySelectorAll('table.sortable tbody tr')].filter(r => !r.hidden)"
+        ".map(r => r.dataset.gpu + '/' + r.dataset.method)"
+    )
+    assert visible == ["h100/lora"] * want
+    assert not page.locator(".more-rows").first.is_visible()  # the note about the other rows is gone
     ctx.close()

@@ -1,5 +1,27 @@
 // Sort a table by the column whose heading button was pressed; press again to reverse.
 // A listing's "Sort by" choice (the headings are hidden on a phone) sorts every table the same way.
+// A long listing ships the cheapest rows of each model; the rest wait in a file of table rows
+// (the table's data-rows) until a reader sorts or filters, and then replace the table's body.
+var rowsLoaded = null;  // one load for the page: a second sort or filter waits for the same rows
+function loadAllRows(done) {
+  if (!rowsLoaded) {
+    var tables = document.querySelectorAll("table.sortable[data-rows]");
+    rowsLoaded = Promise.all(Array.prototype.map.call(tables, function (table) {
+      var file = table.dataset.rows;
+      return fetch(file).then(function (response) {
+        if (!response.ok) { throw new Error(file + ": " + response.status); }
+        return response.text();
+      }).then(function (rows) {
+        table.tBodies[0].innerHTML = rows;
+        table.removeAttribute("data-rows");
+        var note = table.closest("section").querySelector(".more-rows");
+        if (note) { note.hidden = true; }
+      }).catch(function () {});  // offline or from a file: the rows shown stay, the CSV has them all
+    }));
+  }
+  rowsLoaded.then(done);
+}
+
 (function () {
   function sortTable(table, col, up) {
     var body = table.tBodies[0];
@@ -23,16 +45,20 @@
       button.addEventListener("click", function () {
         var col = Number(button.dataset.col);
         var up = button.parentElement.getAttribute("aria-sort") !== "ascending";
-        sortTable(table, col, up);
-        if (choice) { choice.value = col + (up ? ":asc" : ":desc"); }
+        loadAllRows(function () {
+          sortTable(table, col, up);
+          if (choice) { choice.value = col + (up ? ":asc" : ":desc"); }
+        });
       });
     });
   });
   if (choice) {
     choice.addEventListener("change", function () {
       var parts = choice.value.split(":");
-      document.querySelectorAll("table.sortable").forEach(function (table) {
-        sortTable(table, Number(parts[0]), parts[1] === "asc");
+      loadAllRows(function () {
+        document.querySelectorAll("table.sortable").forEach(function (table) {
+          sortTable(table, Number(parts[0]), parts[1] === "asc");
+        });
       });
     });
   }
@@ -60,5 +86,5 @@
     var any = selects.some(function (s) { return s.value; });
     status.textContent = any ? shown + (shown === 1 ? " setup matches" : " setups match") : "";
   }
-  selects.forEach(function (s) { s.addEventListener("change", apply); });
+  selects.forEach(function (s) { s.addEventListener("change", function () { loadAllRows(apply); }); });
 })();
