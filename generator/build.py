@@ -404,10 +404,23 @@ def render_site(
             files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
         if any(page.has_charts for page in pages):
             files.add("assets/plotly.min.js", plotly_js())
-        entries = [(p.article.slug, p.figures) for p in pages]
+        family_files = {x.family.file for x in listings}
+        entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
         entries += [(x.slug, data) for x, (_, data) in zip(listings, listed, strict=True)]
+        # A family's pages go to parts of their own, so the site's figures.json stays small at any size
+        parts = []
+        for listing in sorted(listings, key=lambda x: x.slug):
+            family = listing.family.file
+            mine = sorted((p.article.slug, p.figures) for p in pages if p.article.file == family)
+            chunks = [data for _, data in mine]
+            for n, start in enumerate(range(0, len(chunks), FIGURES_PART_PAGES), 1):
+                rel = f"figures/{listing.slug}-{n}.json"
+                part = chunks[start : start + FIGURES_PART_PAGES]
+                files.add(rel, figures_pieces(part) if sink is not None else figures_doc(part))
+                parts.append(rel)
         by_slug = [data for _, data in sorted(entries)]
-        files.add("figures.json", figures_pieces(by_slug) if sink is not None else figures_doc(by_slug))
+        pieces = figures_pieces(by_slug, parts)
+        files.add("figures.json", pieces if sink is not None else b"".join(pieces))
         found = content_warnings(catalog, pages, stray) + linted
         for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
             files.add(name, data)
@@ -534,19 +547,25 @@ def _figure_head(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
     return f'{{"id": {_string(fid)}, "inputs": {shown}, "unit": {_string(unit)}, "value": '
 
 
-def figures_pieces(chunks: list[bytes]) -> list[bytes]:
+FIGURES_PART_PAGES = 1000  # family pages per figures/<listing>-<n>.json (about 6 MB)
+
+
+def figures_pieces(chunks: list[bytes], parts: list[str] | None = None) -> list[bytes]:
     """figures.json from article entries (UTF-8, already sorted by slug), as its pieces in order.
 
     Workers encode their page's entry; a Publisher writes the pieces as they
-    are (writev), so the site-wide file (26 MB for 10,000 pages) is never
-    joined in memory.
+    are (writev), so a large file is never joined in memory. The site's own
+    figures.json names its `parts`, the files that hold the family pages.
     """
     pieces = [pagecache.FIGURES_HEAD]
     for chunk in chunks:
         pieces += (chunk, b",\n")
     if chunks:
         pieces.pop()
-    pieces.append(pagecache.FIGURES_TAIL)
+    if parts is None:
+        pieces.append(pagecache.FIGURES_TAIL)
+    else:
+        pieces.append(b'\n}, "parts": ' + json.dumps(parts).encode() + b"}\n")
     return pieces
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,12 +54,31 @@ class ArticleChanges:
         return len(self.changed) + len(self.added) + len(self.removed)
 
 
-def parse(data: bytes, where: str) -> dict:
+def parse(data: bytes, where: str, read_part=None) -> dict:
+    """The articles of a figures.json, with those of the parts it names (read_part(rel) -> bytes | None).
+
+    A site's figures.json holds its written articles and listings and names the
+    files that hold its family pages (figures/<listing>-<n>.json, beside it).
+    """
     try:
         doc = json.loads(data)
-        return doc["articles"]
-    except (ValueError, KeyError, TypeError) as exc:
+        articles = doc["articles"]
+        parts = doc.get("parts", [])
+        if not isinstance(articles, dict) or not isinstance(parts, list):
+            raise TypeError("expected an 'articles' mapping and a 'parts' list")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CostpressError(f"{where}: not a costpress figures.json ({exc})") from None
+    for rel in parts:
+        if not isinstance(rel, str) or not PART_RE.fullmatch(rel):
+            raise CostpressError(f"{where}: parts: expected names like figures/<listing>-1.json, got {rel!r}")
+        raw = read_part(rel) if read_part is not None else None
+        if raw is None:
+            raise CostpressError(f"{where}: part {rel} is missing")
+        articles = {**articles, **parse(raw, f"{where} ({rel})")}
+    return articles
+
+
+PART_RE = re.compile(r"figures/[a-z0-9][a-z0-9-]*-[0-9]+\.json")
 
 
 def at_ref(ref: str, path: Path) -> bytes | None:

@@ -199,6 +199,34 @@ def test_figures_json_is_sorted_and_complete(site):
     assert round(by_id["run.lora@nodus:b200x1.cost_with_startup"]["value"], 2) == 20.54
 
 
+def test_figures_json_keeps_family_pages_in_parts(site):
+    """The site's figures.json holds written articles and listings; each family's pages sit in parts of
+    at most FIGURES_PART_PAGES pages beside it, which `changes` reads back as one set of articles."""
+    import json
+
+    from generator.build import FIGURES_PART_PAGES
+    from generator.changes import parse
+
+    doc = json.loads((site.out / "figures.json").read_text())
+    family_pages = {p.parent.name for p in site.out.glob("*-on-*/index.html")}
+    assert len(family_pages) > FIGURES_PART_PAGES  # the open-models family needs two parts
+    assert not family_pages & set(doc["articles"]) and "fine-tune-open-models-every-setup" in doc["articles"]
+    assert doc["parts"] == [
+        "figures/fine-tune-70b-every-setup-1.json",
+        "figures/fine-tune-open-models-every-setup-1.json",
+        "figures/fine-tune-open-models-every-setup-2.json",
+    ]
+    seen = []
+    for rel in doc["parts"]:
+        part = json.loads((site.out / rel).read_text())
+        assert set(part) == {"articles"} and 0 < len(part["articles"]) <= FIGURES_PART_PAGES
+        assert list(part["articles"]) == sorted(part["articles"])
+        seen += list(part["articles"])
+    assert sorted(seen) == sorted(family_pages)
+    merged = parse((site.out / "figures.json").read_bytes(), "site", lambda rel: (site.out / rel).read_bytes())
+    assert set(merged) == family_pages | set(doc["articles"])
+
+
 def test_python_m_generator_help():
     done = subprocess.run([sys.executable, "-m", "generator", "build", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--check" in done.stdout

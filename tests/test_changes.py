@@ -86,3 +86,26 @@ def test_lint_lists_sources_without_a_public_address():
     lines = [line for line in result.output.splitlines() if "no public address" in line]
     assert any(line.endswith(": note: no public address for price snapshot: Nodus pricing page") for line in lines)
     assert not any("model llama-3.3-70b" in line for line in lines)  # it has a url
+
+
+def test_family_pages_are_compared_from_the_parts_at_the_ref(tmp_path, monkeypatch):
+    """The committed figures.json names its parts; `changes` reads them at the ref too, and a missing part
+    is a one-line error, not a silent gap."""
+    make_content(tmp_path, families=True)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("build").exit_code == 0
+    assert (tmp_path / "site/figures/fine-tune-70b-every-setup-1.json").is_file()
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "site")
+    snap = tmp_path / "content/prices/nodus/2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}"))
+    result = run_cli("changes", "--format", "json")
+    assert result.exit_code == 3, result.output
+    rows = [r for r in json.loads(result.output)["changes"] if r["page"] == "llama-3-3-70b-lora-on-nodus-b200x1"]
+    # a family page's figure changed (old and new, not added): the old side came from the part at HEAD
+    assert any(r["kind"] == "figure" and r["old"] is not None and r["new"] is not None for r in rows), rows
+    (tmp_path / "site/figures/fine-tune-70b-every-setup-1.json").unlink()
+    missing = run_cli("changes", "--old", str(tmp_path / "site/figures.json"))
+    assert missing.exit_code == 1
+    assert "part figures/fine-tune-70b-every-setup-1.json is missing" in missing.output
