@@ -4,6 +4,9 @@
 // (the table's data-rows) until a reader sorts or filters, and then replace the table's body.
 var rowsLoaded = null;  // one load for the page: a second sort or filter waits for the same rows
 function loadAllRows(done) {
+  if (!rowsLoaded && location.protocol === "file:") {
+    rowsLoaded = Promise.resolve();  // a browser will not fetch beside a file: the rows shown stay
+  }
   if (!rowsLoaded) {
     var tables = document.querySelectorAll("table.sortable[data-rows]");
     rowsLoaded = Promise.all(Array.prototype.map.call(tables, function (table) {
@@ -16,7 +19,7 @@ function loadAllRows(done) {
         table.removeAttribute("data-rows");
         var note = table.closest("section").querySelector(".more-rows");
         if (note) { note.hidden = true; }
-      }).catch(function () {});  // offline or from a file: the rows shown stay, the CSV has them all
+      }).catch(function () {});  // offline: the rows shown stay, the CSV has them all
     }));
   }
   rowsLoaded.then(done);
