@@ -862,9 +862,13 @@ def _sort_choices(columns, sorted_by: int) -> list[dict]:
 
 
 def _listing_filters(rows: list[dict]) -> list[dict]:
-    """The choices of a listing's filters: each method, GPU and provider that has a setup that fits."""
+    """The choices of a listing's filters: each model (in the listing's order, when there are two or more),
+    method, GPU and provider that has a setup that fits."""
     fit = [r for r in rows if r["fits"]]
     out = []
+    models = dict.fromkeys((r["model"], r["model_name"]) for r in fit)
+    if len(models) > 1:
+        out.append({"key": "model", "label": "Model", "choices": [{"value": v, "text": t} for v, t in models]})
     for key, name, label in (
         ("method", "method_name", "Method"),
         ("gpu", "gpu_name", "GPU"),

@@ -212,6 +212,9 @@ def test_listing_filters(browser, site):  # noqa: F811
     page.select_option("select[data-filter=gpu]", "")
     page.select_option("select[data-filter=method]", "")
     assert page.evaluate("[...document.querySelectorAll('table.sortable tbody tr')].filter(r => r.hidden).length") == 0
+    page.select_option("select[data-filter=model]", "mistral-7b")  # one model: the other sections go
+    shown = page.evaluate("[...document.querySelectorAll('section[id]')].filter(s => !s.hidden).map(s => s.id)")
+    assert shown == ["mistral-7b"]
     ctx.close()
 
 
