@@ -213,8 +213,8 @@ def main(sizes: list[int], where: str | None) -> None:
             print(f"{'':20}{change.line}")
             print(f"{'':20}one price change / cold = {change.wall / cold.wall:.2f}")
             print("  largest files:")
-            for size, rel in largest_files(out):
-                print(f"{'':20}{mib(size)}  {rel}")
+            for nbytes, rel in largest_files(out):
+                print(f"{'':20}{mib(nbytes)}  {rel}")
             entries, folder = widest_folder(out)
             print(f"  most entries in one folder: {entries:,} ({folder})")
             sample = next(out.glob("*-on-*/index.md"))
