@@ -406,12 +406,14 @@ def render_site(
             files.add("assets/plotly.min.js", plotly_js())
         family_files = {x.family.file for x in listings}
         entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
-        entries += [(x.slug, data) for x, (_, data) in zip(listings, listed, strict=True)]
-        # A family's pages go to parts of their own, so the site's figures.json stays small at any size
+        listing_chunks = {x.slug: data for x, (_, data) in zip(listings, listed, strict=True)}
+        # A family's pages and its listing go to parts of their own, so the site's figures.json stays
+        # small at any size (a 100,000-row listing's entry alone is 45 MB)
         parts = []
         for listing in sorted(listings, key=lambda x: x.slug):
             family = listing.family.file
-            mine = sorted((p.article.slug, p.figures) for p in pages if p.article.file == family)
+            mine = [(p.article.slug, p.figures) for p in pages if p.article.file == family]
+            mine = sorted([*mine, (listing.slug, listing_chunks[listing.slug])])
             chunks = [data for _, data in mine]
             for n, start in enumerate(range(0, len(chunks), FIGURES_PART_PAGES), 1):
                 rel = f"figures/{listing.slug}-{n}.json"
