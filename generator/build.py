@@ -145,8 +145,8 @@ FIGURES_CHUNK = "\0figures-chunk"
 def listing_chunk(listing) -> str:
     """A listing's figures.json entry: each priced row's figures, and per model which setup is cheapest,
     how many fit, and what each setup that does not fit would need."""
+    from generator.listing import _need_text
     from generator.model import Figure
-    from generator.render import _need_text
 
     figures, claims, seen = [], [], {}
     for r in listing.rows:

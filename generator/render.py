@@ -6,7 +6,6 @@ import functools
 import html as html_lib
 import json
 import re
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -671,221 +670,20 @@ class Renderer:
             )
         return docs
 
-    def _entries(self, pages: list[Page], listings=()) -> list[dict]:
-        """Index and feed entries: articles and family listings (family pages are reached from their listing)."""
-        entries = [
-            {**_entry(p.article, p.prices_checked), "answer": p.answer} for p in pages if p.article.kind != "setup"
-        ]
-        entries += [_entry(x, x.prices_checked) for x in listings]
-        return sorted(entries, key=lambda e: (e["published"], e["article"].slug), reverse=True)
-
     def render_index(self, pages: list[Page], listings=()) -> bytes:
-        site = self.catalog.site
-        page = {"root": "", "entries": self._entries(pages, listings), "url": site.base_url}
-        return self.html.get_template("index.html").render(page=page).encode("utf-8")
+        from generator import sitefiles
+
+        return sitefiles.render_index(self, pages, listings)
 
     def render_listing(self, listing):
-        """A family's listing page: per model, the setups that fit (priced, sortable) and apart, unpriced,
-        those that do not; and one CSV of every combination."""
-        from generator.model import Column, Table
+        from generator import listing as listing_page
 
-        p = listing.family.data["params"]
-        fit_columns = [
-            Column("label", "Setup"),
-            Column("method_name", "Method"),
-            Column("usd_per_hour", "USD per hour", "usd", True),
-            Column("usd_per_million", "USD per million tokens", "usd", True),
-            Column("cost_with_startup", "Reference run (USD)", "usd", True),
-            Column("per_gpu_gb", "GB per GPU", "int", True),
-        ]
-        groups, order = {}, []
-        for r in listing.rows:
-            if r["model"] not in groups:
-                order.append(r["model"])
-                groups[r["model"]] = {"id": r["model"].replace(".", "-"), "name": r["model_name"], "fit": [], "out": []}
-            row = {**r, "label": f"{r['setup']} at {r['provider_name']}", "need": _need_text(r)}
-            groups[r["model"]]["fit" if r["fits"] else "out"].append(row)
-        sections, extra = [], []
-        for model in order:
-            g = groups[model]
-            g["table"] = Table(f"fits-{g['id']}", f"{g['name']}: setups that hold the job", fit_columns, g["fit"])
-            # A phone gets the cheapest rows of each model; the rest come from a file of table rows when
-            # the reader sorts or filters (and are all in the CSV), so the page stays small at any size.
-            g["shown"], g["hidden"] = g["fit"][:LISTING_SHOWN], len(g["fit"]) - min(len(g["fit"]), LISTING_SHOWN)
-            g["count"], g["shown_count"] = len(g["fit"]), len(g["shown"])
-            g["out_shown"], g["out_more"] = g["out"][:LISTING_SHOWN], max(0, len(g["out"]) - LISTING_SHOWN)
-            g["rows_file"] = f"rows-{g['id']}.txt" if g["hidden"] else None  # HTML table rows, not a page
-            if g["rows_file"]:
-                rows = self.html.get_template("_listing_rows.html").module.rows(g["fit"], fit_columns[1:], "../")
-                extra.append((f"{listing.slug}/{g['rows_file']}", str(rows).encode("utf-8")))
-            sections.append(g)
-        table = Table(
-            "combinations",
-            f"{formatting.tokens(p['reference_tokens'])} training tokens at {formatting.pct(p['utilization'])} "
-            "utilization, startup included; every combination of the family's axes",
-            [
-                Column("model_name", "Model"),
-                Column("method_name", "Method"),
-                Column("provider_name", "Provider"),
-                Column("setup", "Setup"),
-                Column("usd_per_hour", "USD per hour", "usd", True),
-                Column("usd_per_million", "USD per million tokens", "usd", True),
-                Column("cost_with_startup", "Reference run (USD)", "usd", True),
-                Column("per_gpu_gb", "GB per GPU", "int", True),
-                Column("fit_text", "Memory"),
-            ],
-            [{**r, "fit_text": "fits" if r["fits"] else _need_text(r)} for r in listing.rows],
-        )
-        site = self.catalog.site
-        page = {
-            "root": "../",
-            "listing": listing,
-            "sections": sections,
-            "table": table,
-            "fitting": sum(len(g["fit"]) for g in sections),
-            "filters": _listing_filters(listing.rows),
-            # the rows come cheapest per token first; a phone (no table headings) sorts with this choice
-            "sorted_by": SORTED_BY,
-            "sorts": _sort_choices(fit_columns, SORTED_BY),
-            "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
-            **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked), strict=True)),
-        }
-        return self.html.get_template("listing.html").render(page=page).encode("utf-8"), table, extra
-
-    @staticmethod
-    def _tags(entries: list[dict]) -> list[dict]:
-        """One entry per tag of the articles and listings on the home page (family pages are reached
-        through their listing), by name; each with its entries newest first and its latest date."""
-        tags: dict[str, dict] = {}
-        for e in entries:
-            for name in e["article"].tags:
-                slug = slugify(name)
-                t = tags.setdefault(slug, {"slug": slug, "name": name, "entries": []})
-                t["entries"].append(e)
-        for t in tags.values():
-            t["updated"] = max(e["modified"] for e in t["entries"])
-            t["count"] = len(t["entries"])
-        return [tags[s] for s in sorted(tags)]
+        return listing_page.render_listing(self, listing)
 
     def render_site_files(self, pages: list[Page], listings=()) -> dict[str, bytes]:
-        """Sitemap, Atom feed, robots.txt, the 404 page, and a page and a feed per tag with their index."""
-        site = self.catalog.site
-        base = site.base_url if site.base_url.endswith("/") else site.base_url + "/"
-        entries = self._entries(pages, listings)
-        every = entries + [_entry(p.article, p.prices_checked) for p in pages if p.article.kind == "setup"]
-        every = [{"url": f"{e['article'].slug}/", "modified": e["modified"]} for e in every]
-        updated = max((e["modified"] for e in entries), default=None)
-        xml = self.xml
-        tags = self._tags(entries)
-        every += [{"url": "tags/", "modified": updated}] if tags else []
-        every += [{"url": "about/", "modified": updated}] if self.catalog.about is not None else []
-        every += [{"url": f"tags/{t['slug']}/", "modified": t["updated"]} for t in tags]
-        files = {  # always there: every page's navigation links to it
-            "tags/index.html": self.html.get_template("tags.html")
-            .render(page={"root": "../", "tags": tags, "url": f"{base}tags/"})
-            .encode("utf-8")
-        }
-        for t in tags:
-            url = f"{base}tags/{t['slug']}/"
-            page = {"root": "../../", "tag": t, "url": url, "entries": t["entries"]}
-            files[f"tags/{t['slug']}/index.html"] = self.html.get_template("tag.html").render(page=page).encode("utf-8")
-            files[f"tags/{t['slug']}/atom.xml"] = (
-                xml.get_template("atom.xml")
-                .render(
-                    base=base,
-                    entries=t["entries"],
-                    updated=t["updated"].isoformat(),
-                    feed={"title": f"{site.title}: {t['name']}", "id": url, "page": url, "self": f"{url}atom.xml"},
-                )
-                .encode("utf-8")
-            )
-        if site.search:
-            page = {"root": "../", "url": f"{base}search/"}
-            files["search/index.html"] = self.html.get_template("search.html").render(page=page).encode("utf-8")
-        if self.catalog.about is not None:
-            about = {"root": "../", "url": f"{base}about/", "body": Markup(self.markdown.render(self.catalog.about))}
-            files["about/index.html"] = self.html.get_template("about.html").render(page=about).encode("utf-8")
-        return (
-            files
-            | sitemaps(xml, base, every, updated)
-            | {
-                "atom.xml": xml.get_template("atom.xml")
-                .render(
-                    base=base,
-                    entries=entries,
-                    updated=updated.isoformat() if updated else "1970-01-01",
-                    feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
-                )
-                .encode("utf-8"),
-                "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
-                # served at any address that does not exist: its links start at the site's own path
-                "404.html": self.html.get_template("404.html")
-                .render(page={"root": urllib.parse.urlsplit(base).path})
-                .encode("utf-8"),
-            }
-        )
+        from generator import sitefiles
 
-
-SITEMAP_LIMIT = 50_000  # URLs in one sitemap file, by the sitemap protocol
-
-
-def sitemaps(xml, base: str, entries: list[dict], updated, limit: int = SITEMAP_LIMIT) -> dict[str, bytes]:
-    """sitemap.xml; past `limit` addresses (the home page counts), a sitemap index over numbered sitemap files."""
-    everything = [{"url": "", "modified": updated}, *entries]
-    if len(everything) <= limit:
-        return {"sitemap.xml": xml.get_template("sitemap.xml").render(base=base, entries=everything).encode("utf-8")}
-    files, parts = {}, []
-    for n, start in enumerate(range(0, len(everything), limit), 1):
-        chunk = everything[start : start + limit]
-        name = f"sitemaps/sitemap-{n}.xml"
-        files[name] = xml.get_template("sitemap.xml").render(base=base, entries=chunk).encode("utf-8")
-        dated = [e["modified"] for e in chunk if e["modified"] is not None]
-        parts.append({"url": name, "modified": max(dated) if dated else None})
-    files["sitemap.xml"] = xml.get_template("sitemapindex.xml").render(base=base, entries=parts).encode("utf-8")
-    return files
-
-
-LISTING_SHOWN = 100  # a listing's rows per model in its page; the rest load on demand (rows-<model>.txt)
-SORTED_BY = 3  # a listing's rows come in the order of its fourth column, USD per million tokens (families.py)
-
-
-def _sort_choices(columns, sorted_by: int) -> list[dict]:
-    """A listing's "Sort by" choices: each column, lowest or highest first (A to Z for text)."""
-    out = []
-    for i, col in enumerate(columns):
-        ways = (("asc", "lowest first"), ("desc", "highest first")) if col.numeric else (("asc", "A to Z"),)
-        for way, words in ways:
-            out.append(
-                {"value": f"{i}:{way}", "text": f"{col.label}, {words}", "selected": (i, way) == (sorted_by, "asc")}
-            )
-    return out
-
-
-def _listing_filters(rows: list[dict]) -> list[dict]:
-    """The choices of a listing's filters: each model (in the listing's order, when there are two or more),
-    method, GPU and provider that has a setup that fits."""
-    fit = [r for r in rows if r["fits"]]
-    out = []
-    models = dict.fromkeys((r["model"], r["model_name"]) for r in fit)
-    if len(models) > 1:
-        out.append({"key": "model", "label": "Model", "choices": [{"value": v, "text": t} for v, t in models]})
-    for key, name, label in (
-        ("method", "method_name", "Method"),
-        ("gpu", "gpu_name", "GPU"),
-        ("provider", "provider_name", "Provider"),
-    ):
-        choices = sorted({(r[name], r[key]) for r in fit})
-        out.append({"key": key, "label": label, "choices": [{"value": v, "text": t} for t, v in choices]})
-    return out
-
-
-def _need_text(row: dict) -> str:
-    """Why a combination has no page: what each GPU would need, or that nothing says."""
-    if row["fits"]:
-        return "fits"
-    if row.get("per_gpu_gb") is None:
-        return "no memory figure"
-    return f"needs {formatting.number(row['per_gpu_gb'])} GB per GPU, has {formatting.number(row['gpu_memory_gb'])}"
+        return sitefiles.render_site_files(self, pages, listings)
 
 
 def _block_markers(blocks) -> dict:

@@ -9,7 +9,7 @@ import yaml
 from bs4 import BeautifulSoup
 from conftest import CONTENT
 
-from generator.render import LISTING_SHOWN
+from generator.listing import LISTING_SHOWN
 
 LISTING = "fine-tune-70b-every-setup"
 STATE = {"qlora": 50, "lora": 152, "full-8bit": 766, "full": 1189}

@@ -67,7 +67,8 @@ def test_sitemap_index_past_the_protocol_limit():
     import datetime as dt
 
     from generator import theme
-    from generator.render import SITEMAP_LIMIT, _Environment, sitemaps
+    from generator.render import _Environment
+    from generator.sitefiles import SITEMAP_LIMIT, sitemaps
 
     assert SITEMAP_LIMIT == 50_000  # the sitemap protocol's limit per file
     xml = _Environment(loader=jinja2.FileSystemLoader(str(theme.DEFAULT)), autoescape=True)

@@ -238,7 +238,7 @@ def test_a_long_listing_loads_its_other_rows_when_filtered(browser, site, served
     """A model with more setups than LISTING_SHOWN ships its cheapest rows; a filter brings in the rest."""
     from bs4 import BeautifulSoup
 
-    from generator.render import LISTING_SHOWN
+    from generator.listing import LISTING_SHOWN
 
     slug = "fine-tune-open-models-every-setup"
     folder = site.out / slug

@@ -1,0 +1,119 @@
+"""A page family's listing page: per model, the setups that fit (priced, sortable, filterable) and,
+apart and unpriced, those that do not; the rows of long tables in files of their own; one CSV of all."""
+
+from __future__ import annotations
+
+from generator import formatting
+from generator.render import page_dates
+
+
+def render_listing(renderer, listing):
+    """A family's listing page: per model, the setups that fit (priced, sortable) and apart, unpriced,
+    those that do not; and one CSV of every combination."""
+    from generator.model import Column, Table
+
+    p = listing.family.data["params"]
+    fit_columns = [
+        Column("label", "Setup"),
+        Column("method_name", "Method"),
+        Column("usd_per_hour", "USD per hour", "usd", True),
+        Column("usd_per_million", "USD per million tokens", "usd", True),
+        Column("cost_with_startup", "Reference run (USD)", "usd", True),
+        Column("per_gpu_gb", "GB per GPU", "int", True),
+    ]
+    groups, order = {}, []
+    for r in listing.rows:
+        if r["model"] not in groups:
+            order.append(r["model"])
+            groups[r["model"]] = {"id": r["model"].replace(".", "-"), "name": r["model_name"], "fit": [], "out": []}
+        row = {**r, "label": f"{r['setup']} at {r['provider_name']}", "need": _need_text(r)}
+        groups[r["model"]]["fit" if r["fits"] else "out"].append(row)
+    sections, extra = [], []
+    for model in order:
+        g = groups[model]
+        g["table"] = Table(f"fits-{g['id']}", f"{g['name']}: setups that hold the job", fit_columns, g["fit"])
+        # A phone gets the cheapest rows of each model; the rest come from a file of table rows when
+        # the reader sorts or filters (and are all in the CSV), so the page stays small at any size.
+        g["shown"], g["hidden"] = g["fit"][:LISTING_SHOWN], len(g["fit"]) - min(len(g["fit"]), LISTING_SHOWN)
+        g["count"], g["shown_count"] = len(g["fit"]), len(g["shown"])
+        g["out_shown"], g["out_more"] = g["out"][:LISTING_SHOWN], max(0, len(g["out"]) - LISTING_SHOWN)
+        g["rows_file"] = f"rows-{g['id']}.txt" if g["hidden"] else None  # HTML table rows, not a page
+        if g["rows_file"]:
+            rows = renderer.html.get_template("_listing_rows.html").module.rows(g["fit"], fit_columns[1:], "../")
+            extra.append((f"{listing.slug}/{g['rows_file']}", str(rows).encode("utf-8")))
+        sections.append(g)
+    table = Table(
+        "combinations",
+        f"{formatting.tokens(p['reference_tokens'])} training tokens at {formatting.pct(p['utilization'])} "
+        "utilization, startup included; every combination of the family's axes",
+        [
+            Column("model_name", "Model"),
+            Column("method_name", "Method"),
+            Column("provider_name", "Provider"),
+            Column("setup", "Setup"),
+            Column("usd_per_hour", "USD per hour", "usd", True),
+            Column("usd_per_million", "USD per million tokens", "usd", True),
+            Column("cost_with_startup", "Reference run (USD)", "usd", True),
+            Column("per_gpu_gb", "GB per GPU", "int", True),
+            Column("fit_text", "Memory"),
+        ],
+        [{**r, "fit_text": "fits" if r["fits"] else _need_text(r)} for r in listing.rows],
+    )
+    site = renderer.catalog.site
+    page = {
+        "root": "../",
+        "listing": listing,
+        "sections": sections,
+        "table": table,
+        "fitting": sum(len(g["fit"]) for g in sections),
+        "filters": _listing_filters(listing.rows),
+        # the rows come cheapest per token first; a phone (no table headings) sorts with this choice
+        "sorted_by": SORTED_BY,
+        "sorts": _sort_choices(fit_columns, SORTED_BY),
+        "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
+        **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked), strict=True)),
+    }
+    return renderer.html.get_template("listing.html").render(page=page).encode("utf-8"), table, extra
+
+
+LISTING_SHOWN = 100  # a listing's rows per model in its page; the rest load on demand (rows-<model>.txt)
+SORTED_BY = 3  # a listing's rows come in the order of its fourth column, USD per million tokens (families.py)
+
+
+def _sort_choices(columns, sorted_by: int) -> list[dict]:
+    """A listing's "Sort by" choices: each column, lowest or highest first (A to Z for text)."""
+    out = []
+    for i, col in enumerate(columns):
+        ways = (("asc", "lowest first"), ("desc", "highest first")) if col.numeric else (("asc", "A to Z"),)
+        for way, words in ways:
+            out.append(
+                {"value": f"{i}:{way}", "text": f"{col.label}, {words}", "selected": (i, way) == (sorted_by, "asc")}
+            )
+    return out
+
+
+def _listing_filters(rows: list[dict]) -> list[dict]:
+    """The choices of a listing's filters: each model (in the listing's order, when there are two or more),
+    method, GPU and provider that has a setup that fits."""
+    fit = [r for r in rows if r["fits"]]
+    out = []
+    models = dict.fromkeys((r["model"], r["model_name"]) for r in fit)
+    if len(models) > 1:
+        out.append({"key": "model", "label": "Model", "choices": [{"value": v, "text": t} for v, t in models]})
+    for key, name, label in (
+        ("method", "method_name", "Method"),
+        ("gpu", "gpu_name", "GPU"),
+        ("provider", "provider_name", "Provider"),
+    ):
+        choices = sorted({(r[name], r[key]) for r in fit})
+        out.append({"key": key, "label": label, "choices": [{"value": v, "text": t} for t, v in choices]})
+    return out
+
+
+def _need_text(row: dict) -> str:
+    """Why a combination has no page: what each GPU would need, or that nothing says."""
+    if row["fits"]:
+        return "fits"
+    if row.get("per_gpu_gb") is None:
+        return "no memory figure"
+    return f"needs {formatting.number(row['per_gpu_gb'])} GB per GPU, has {formatting.number(row['gpu_memory_gb'])}"
