@@ -52,7 +52,7 @@ class PageInfo:
 
     article: Article
     prices_checked: list
-    figures: bytes  # this page's entry in site/figures.json, UTF-8
+    figures: bytes | None  # this page's entry in site/figures.json, UTF-8 (None: read from its own file)
     has_charts: bool
     files: list  # (path, bytes), or (path, size, status) when a Publisher already wrote them
     providers: list[str]
@@ -203,10 +203,13 @@ def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None
     folder = None
     if sink is not None:  # write here, in the worker; the main process only records the outcome
         out, folder = sink.store_page(slug, out)
+    # A family page written to the output folder leaves its figures there: the main process reads them
+    # back for the site's figures parts rather than holding every page's (most of its memory at scale)
+    kept = chunk if sink is None or art.file not in _JOB.get("family_files", ()) else None
     info = PageInfo(
         art,
         list(ctx.prices_checked),
-        chunk,
+        kept,
         bool(blocks.charts),
         out,
         list(ctx.providers),
@@ -304,7 +307,10 @@ def render_site(
     for art in articles:
         art.params_doc.problems = problems
     renderer = Renderer(templates, catalog)
-    _JOB.update(catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings)
+    family_files = {x.family.file for x in listings}
+    _JOB.update(
+        catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings, family_files=family_files
+    )
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
     cached, todo = {}, []
     saved = pagecache.load(cache) if cache is not None and reuse else {}
@@ -345,7 +351,7 @@ def render_site(
                         cached[i] = PageInfo(
                             art,
                             pagecache.dates(entry),
-                            chunk,
+                            chunk if sink is None or art.file not in family_files else None,  # read again at the end
                             entry["has_charts"],
                             [],
                             entry["providers"],
@@ -404,7 +410,6 @@ def render_site(
             files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
         if any(page.has_charts for page in pages):
             files.add("assets/plotly.min.js", plotly_js())
-        family_files = {x.family.file for x in listings}
         entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
         listing_chunks = {x.slug: data for x, (_, data) in zip(listings, listed, strict=True)}
         # A family's pages and its listing go to parts of their own, so the site's figures.json stays
@@ -414,10 +419,12 @@ def render_site(
             family = listing.family.file
             mine = [(p.article.slug, p.figures) for p in pages if p.article.file == family]
             mine = sorted([*mine, (listing.slug, listing_chunks[listing.slug])])
-            chunks = [data for _, data in mine]
-            for n, start in enumerate(range(0, len(chunks), FIGURES_PART_PAGES), 1):
+            for n, start in enumerate(range(0, len(mine), FIGURES_PART_PAGES), 1):
                 rel = f"figures/{listing.slug}-{n}.json"
-                part = chunks[start : start + FIGURES_PART_PAGES]
+                part = [
+                    data if data is not None else _figures_from(sink, slug)
+                    for slug, data in mine[start : start + FIGURES_PART_PAGES]
+                ]
                 files.add(rel, figures_pieces(part) if sink is not None else figures_doc(part))
                 parts.append(rel)
         by_slug = [data for _, data in sorted(entries)]
@@ -547,6 +554,14 @@ def _figure_line(f) -> str:
 def _figure_head(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
     shown = "[" + ", ".join(map(_string, inputs)) + "]" if inputs else "[]"
     return f'{{"id": {_string(fid)}, "inputs": {shown}, "unit": {_string(unit)}, "value": '
+
+
+def _figures_from(sink: Publisher, slug: str) -> bytes:
+    """A page's entry in the site's figures, from the figures.json it has in the new site."""
+    chunk = pagecache.chunk_of(sink.current(f"{slug}/figures.json"))
+    if chunk is None:  # it was written by this build or checked when kept
+        raise BuildError(f"{slug}/figures.json changed while the site was being built")
+    return chunk
 
 
 FIGURES_PART_PAGES = 1000  # family pages per figures/<listing>-<n>.json (about 6 MB)

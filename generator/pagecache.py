@@ -166,8 +166,16 @@ def figures_of(out: Path, slug: str) -> bytes | None:
     try:  # plain strings: Path objects cost more than the read for 10,000 small files
         with open(f"{os.fspath(out)}/{slug}/figures.json", "rb") as fh:
             data = fh.read()
+    except OSError:
+        return None
+    return chunk_of(data)
+
+
+def chunk_of(data: bytes) -> bytes | None:
+    """The article entry inside a page's figures.json; None when the file is not one any more."""
+    try:
         data.decode("utf-8")  # a page whose file is not text any more is rendered again
-    except (OSError, ValueError):
+    except ValueError:
         return None
     if not (data.startswith(FIGURES_HEAD) and data.endswith(FIGURES_TAIL)):
         return None

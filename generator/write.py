@@ -360,6 +360,20 @@ class Publisher:
             return "unchanged"
         return "changed"
 
+    def current(self, rel: str) -> bytes:
+        """A file as the new site will have it: written to staging by this build, or else the published one."""
+        try:
+            return _read(f"{self._base}/{rel}")
+        except FileNotFoundError:
+            pass
+        path = self.have.get(rel)
+        if path is None:
+            raise BuildError(f"{rel} is missing from the new site")
+        try:
+            return _read(path)
+        except OSError as exc:
+            raise BuildError(f"cannot read {rel} of the published site: {exc.strerror}") from None
+
     def store(self, rel: str, data: bytes | None) -> str:
         """Compare one file with the published one and write it to staging if it differs.
 
