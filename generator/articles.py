@@ -13,8 +13,8 @@ from generator import charts
 from generator import formatting as fmt
 from generator.kinds import KINDS
 from generator.kinds.common import Context, ParamError
-from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Column, Figure, Table
+from generator.records import Article, Catalog
 from generator.schema import validate
 
 PRICE_HISTORY = 'chart("price-history")'

@@ -25,7 +25,8 @@ from generator.claims import claim_lines, claims_of
 from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
-from generator.load import Article, Catalog, display_path, load_content
+from generator.load import display_path, load_content
+from generator.records import Article, Catalog
 from generator.render import Renderer, RenderProblem, json_encoder, table_csv, theme_problem
 from generator.workers import Workers
 from generator.write import Files, Publisher

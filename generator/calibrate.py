@@ -13,7 +13,7 @@ import yaml
 from generator import engine
 from generator import formatting as fmt
 from generator.errors import CostpressError
-from generator.load import Catalog
+from generator.records import Catalog
 
 
 @dataclass

@@ -83,8 +83,9 @@ def cli() -> None:
 def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Path) -> None:
     """Refresh a time-to-train suite's results from a benchmark summary CSV (MLPerf Training)."""
     from generator.importers import import_mlperf
-    from generator.load import TIME_TO_TRAIN, display_path, load_hardware
+    from generator.load import display_path, load_hardware
     from generator.schema import parse_yaml, read_text, record, validate
+    from generator.specs import TIME_TO_TRAIN
 
     problems: list[str] = []
     display = display_path(out)

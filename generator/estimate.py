@@ -9,7 +9,7 @@ import pandas as pd
 from generator import engine
 from generator import formatting as fmt
 from generator.errors import CostpressError
-from generator.load import Catalog
+from generator.records import Catalog
 from generator.scenarios import setup_row
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from generator import engine
 from generator.kinds.setup import NEIGHBOURS_SHOWN
-from generator.load import Article, Catalog, read_front_matter
+from generator.load import read_front_matter
+from generator.records import Article, Catalog
 from generator.scenarios import setup_row
 from generator.schema import Doc, F, list_of, opt, record, validate
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from generator.errors import CostpressError
-from generator.load import Gpu
+from generator.records import Gpu
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region", "Price", "SpotPrice")
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from generator import engine
 from generator import formatting as fmt
-from generator.load import Catalog, display_path
+from generator.load import display_path
+from generator.records import Catalog
 
 LOW_UTILIZATION, HIGH_UTILIZATION = 0.05, 1.0
 OUTLIER_FACTOR = 3.0

@@ -7,7 +7,7 @@ import json
 from generator import formatting as fmt
 from generator.engine import memory
 from generator.errors import CostpressError
-from generator.load import Catalog
+from generator.records import Catalog
 from generator.scenarios import training_job
 
 LABELS = {

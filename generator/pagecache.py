@@ -21,7 +21,7 @@ import json
 import os
 from pathlib import Path
 
-from generator.load import Article, Catalog
+from generator.records import Article, Catalog
 from generator.render import json_encoder
 from generator.state import write_bytes
 

@@ -23,7 +23,7 @@ from markupsafe import Markup
 from generator import formatting, sandbox, theme
 from generator.charts import Shared
 from generator.kinds.common import Context
-from generator.load import Article, Catalog
+from generator.records import Article, Catalog
 
 # A block marker on a line of its own. The pattern starts with its literal "[[" (no "^"), so the
 # regex engine jumps from one "[[" to the next; _split_blocks keeps the matches that start a line.

@@ -7,8 +7,8 @@ import functools
 from generator import engine
 from generator import formatting as fmt
 from generator.engine import memory
-from generator.load import Catalog, Gpu, Method, Model, Offer
 from generator.model import Input
+from generator.records import Catalog, Gpu, Method, Model, Offer
 
 
 def training_job(model: Model, method: Method, count: int = 1, **overrides) -> memory.Job | None:

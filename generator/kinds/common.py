@@ -8,8 +8,8 @@ from typing import Any
 
 from generator import charts
 from generator import formatting as fmt
-from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Column, Figure, Input, Table
+from generator.records import Article, Catalog
 from generator.scenarios import price_input
 
 

@@ -6,8 +6,8 @@ from generator import engine
 from generator import formatting as fmt
 from generator.answer import answer
 from generator.kinds.common import Context, Recorder, cost_bars, fail, lookup, offer_price_inputs, snapshots
-from generator.load import Article, Catalog
 from generator.model import Blocks, Column, Input, Table
+from generator.records import Article, Catalog
 from generator.scenarios import gpu_inputs, setup_row, training_job
 from generator.schema import F, list_of, record
 

@@ -6,8 +6,8 @@ from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
 from generator.kinds.common import Context, Recorder, find_offer, shared_inputs
-from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Column, Input, Table
+from generator.records import Article, Catalog
 from generator.scenarios import counted_parameters, gpu_inputs, memory_need, price_input, work_inputs
 from generator.schema import F, list_of, record
 

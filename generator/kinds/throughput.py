@@ -6,8 +6,8 @@ from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
 from generator.kinds.common import Context, Recorder, fail, find_offer, lookup
-from generator.load import Article, Catalog
 from generator.model import Blocks, Chart, Code, Column, Input, Table
+from generator.records import Article, Catalog
 from generator.scenarios import price_input
 from generator.schema import F, list_of, record
 
