@@ -49,6 +49,7 @@ def publish_and_die_at(files, out: Path, limit: int, fallback: bool) -> int:
             (os, "link"),
             (os, "rename"),
             (os, "sync"),
+            (w, "sync_filesystem"),
             (os, "unlink"),
             (os, "makedirs"),
             (shutil, "rmtree"),
@@ -152,7 +153,7 @@ def test_background_flushes_stop_with_the_publisher(tmp_path, monkeypatch):
     from generator import guard, write
 
     calls = []
-    monkeypatch.setattr(write.os, "sync", lambda: calls.append(1))
+    monkeypatch.setattr(write, "sync_filesystem", lambda folder: calls.append(folder))
     monkeypatch.setattr(write.Publisher, "FLUSH_EVERY", 0.01)
     out = tmp_path / "site"
     for ending in ("finish", "abort"):
@@ -168,3 +169,16 @@ def test_background_flushes_stop_with_the_publisher(tmp_path, monkeypatch):
         assert not any(t.name == "costpress-flush" for t in threading.enumerate())
         calls.clear()
     assert (out / "index.html").read_bytes() == b"<p>new</p>"  # finished once, then an aborted build left it
+
+
+def test_syncing_waits_for_the_sites_file_system_only(tmp_path, monkeypatch):
+    """syncfs on the output's file system where libc has it; os.sync (every file system) only as a fallback."""
+    import generator.write as write
+
+    everything = []
+    monkeypatch.setattr(write.os, "sync", lambda: everything.append(1))
+    write.sync_filesystem(str(tmp_path))
+    if write._syncfs:  # Linux: the site's file system alone
+        assert everything == []
+    write.sync_filesystem(str(tmp_path / "no-such-folder"))  # cannot open it: flush everything instead
+    assert everything[-1:] == [1]
