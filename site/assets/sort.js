@@ -3,6 +3,9 @@
 // A long listing ships the cheapest rows of each model; the rest wait in a file of table rows
 // (the table's data-rows) until a reader sorts or filters, and then replace the table's body.
 var rowsLoaded = null;  // one load for the page: a second sort or filter waits for the same rows
+if (location.protocol !== "file:") {  // only where the rows can be fetched does the page say they will be
+  document.querySelectorAll(".more-online").forEach(function (span) { span.hidden = false; });
+}
 function loadAllRows(done) {
   if (!rowsLoaded && location.protocol === "file:") {
     rowsLoaded = Promise.resolve();  // a browser will not fetch beside a file: the rows shown stay
