@@ -102,11 +102,7 @@ def _table_figures(blocks: Blocks) -> list[Figure]:
         first = table.columns[0]
         numeric = [(col.key, unit_of(col.fmt)) for col in table.columns[1:] if col.numeric]
         for row in table.rows:
-            # ids keep the text as data has it (a page starts a cell with a capital)
-            value = row[first.key]
-            label = row.get("key") or (
-                fmt.keep_units(str(value)) if first.fmt == "text" else fmt.cell(value, first.fmt)
-            )
+            label = row.get("key") or fmt.data_cell(row[first.key], first.fmt)  # ids keep the data's text
             prefix = f"table.{table.id}.{label}."
             for key, unit in numeric:
                 value = row.get(key)

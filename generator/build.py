@@ -560,7 +560,7 @@ def _figure_head(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
 def _figures_from(sink: Publisher, slug: str) -> bytes:
     """A page's entry in the site's figures, from the figures.json it has in the new site."""
     chunk = pagecache.chunk_of(sink.current(f"{slug}/figures.json"))
-    if chunk is None:  # it was written by this build or checked when kept
+    if chunk is None:  # this build wrote the file, or checked it when it kept the page: it changed since
         raise BuildError(f"{slug}/figures.json changed while the site was being built")
     return chunk
 

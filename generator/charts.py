@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Sequence
 
-from generator.formatting import sentence
+from generator.formatting import sentence, tokens
 
 FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 14}
 # Okabe and Ito's palette for colour-vision deficiencies (its yellow left out: too light on white),
@@ -168,8 +168,6 @@ def _money(title: str) -> dict:
 def _lines_layout(
     x_title: str, y_title: str, log_x: bool, log_y: bool, legend: bool = True, x_ticks: tuple = ()
 ) -> Shared:
-    from generator.formatting import tokens
-
     xaxis = {"title": {"text": x_title}, "type": "log" if log_x else "linear"}
     yaxis = {"title": {"text": y_title}, "type": "log" if log_y else "linear", "tickprefix": "$"}
     yaxis["separatethousands"] = True

@@ -300,6 +300,11 @@ def cell(value, kind: str = "text") -> str:
         return _cell(value, kind)
 
 
+def data_cell(value, kind: str = "text") -> str:
+    """A cell as data has it (CSV files, figure ids): text as written, not starting with a capital."""
+    return keep_units(str(value)) if kind == "text" else cell(value, kind)
+
+
 def _cell(value, kind: str) -> str:
     if value is None:
         return ""

@@ -34,12 +34,12 @@ def render_listing(renderer, listing):
         g["table"] = Table(f"fits-{g['id']}", f"{g['name']}: setups that hold the job", fit_columns, g["fit"])
         # A phone gets the cheapest rows of each model; the rest come from a file of table rows when
         # the reader sorts or filters (and are all in the CSV), so the page stays small at any size.
-        g["shown"], g["hidden"] = g["fit"][:LISTING_SHOWN], len(g["fit"]) - min(len(g["fit"]), LISTING_SHOWN)
+        g["shown"], g["out_shown"] = g["fit"][:LISTING_SHOWN], g["out"][:LISTING_SHOWN]
         g["count"], g["shown_count"] = len(g["fit"]), len(g["shown"])
-        g["out_shown"], g["out_more"] = g["out"][:LISTING_SHOWN], max(0, len(g["out"]) - LISTING_SHOWN)
+        g["hidden"], g["out_more"] = g["count"] - g["shown_count"], len(g["out"]) - len(g["out_shown"])
         g["rows_file"] = f"rows-{g['id']}.txt" if g["hidden"] else None  # HTML table rows, not a page
-        if g["rows_file"]:
-            rows = renderer.html.get_template("_listing_rows.html").module.rows(g["fit"], fit_columns[1:], "../")
+        if g["rows_file"]:  # the same rows as the page's table, every one of them
+            rows = renderer.html.get_template("_listing_rows.html").module.rows(g["fit"], g["table"].columns[1:], ROOT)
             extra.append((f"{listing.slug}/{g['rows_file']}", str(rows).encode("utf-8")))
         sections.append(g)
     table = Table(
@@ -61,7 +61,7 @@ def render_listing(renderer, listing):
     )
     site = renderer.catalog.site
     page = {
-        "root": "../",
+        "root": ROOT,
         "listing": listing,
         "sections": sections,
         "table": table,
@@ -76,6 +76,7 @@ def render_listing(renderer, listing):
     return renderer.html.get_template("listing.html").render(page=page).encode("utf-8"), table, extra
 
 
+ROOT = "../"  # from a listing (and the rows it loads) to the site's root
 LISTING_SHOWN = 100  # a listing's rows per model in its page; the rest load on demand (rows-<model>.txt)
 SORTED_BY = 3  # a listing's rows come in the order of its fourth column, USD per million tokens (families.py)
 

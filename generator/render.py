@@ -118,7 +118,7 @@ def table_csv(table) -> bytes:
             if (value := row.get(key)) is None
             else _csv_number(value)
             if numeric
-            else _csv_text(str(value) if fmt == "text" else formatting.cell(value, fmt))
+            else _csv_text(formatting.data_cell(value, fmt))
             for key, numeric, fmt in columns
         ]
         for row in table.rows

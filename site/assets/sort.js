@@ -1,17 +1,15 @@
-// Sort a table by the column whose heading button was pressed; press again to reverse.
-// A listing's "Sort by" choice (the headings are hidden on a phone) sorts every table the same way.
 // A long listing ships the cheapest rows of each model; the rest wait in a file of table rows
 // (the table's data-rows) until a reader sorts or filters, and then replace the table's body.
+// A browser will not fetch beside a page opened from a file: there the rows shown stay, and the
+// page does not promise the others.
+var canFetch = location.protocol !== "file:";
 var rowsLoaded = null;  // one load for the page: a second sort or filter waits for the same rows
-if (location.protocol !== "file:") {  // only where the rows can be fetched does the page say they will be
+if (canFetch) {
   document.querySelectorAll(".more-online").forEach(function (span) { span.hidden = false; });
 }
 function loadAllRows(done) {
-  if (!rowsLoaded && location.protocol === "file:") {
-    rowsLoaded = Promise.resolve();  // a browser will not fetch beside a file: the rows shown stay
-  }
   if (!rowsLoaded) {
-    var tables = document.querySelectorAll("table.sortable[data-rows]");
+    var tables = canFetch ? document.querySelectorAll("table.sortable[data-rows]") : [];
     rowsLoaded = Promise.all(Array.prototype.map.call(tables, function (table) {
       var file = table.dataset.rows;
       return fetch(file).then(function (response) {
@@ -28,6 +26,8 @@ function loadAllRows(done) {
   rowsLoaded.then(done);
 }
 
+// Sort a table by the column whose heading button was pressed; press again to reverse.
+// A listing's "Sort by" choice (the headings are hidden on a phone) sorts every table the same way.
 (function () {
   function sortTable(table, col, up) {
     var body = table.tBodies[0];
@@ -70,7 +70,7 @@ function loadAllRows(done) {
   }
 })();
 
-// Filter a listing's setups by method, GPU and provider; a model with no setup left is hidden.
+// Filter a listing's setups by model, method, GPU and provider; a model with no setup left is hidden.
 (function () {
   var form = document.querySelector("form.filters");
   if (!form) { return; }
