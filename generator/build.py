@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import functools
+import hashlib
 import importlib.util
 import json
 import multiprocessing as mp
@@ -43,6 +44,7 @@ class Result:
     workers: int = 1
     rendered: int = 0  # articles rendered this time (the rest kept their files)
     cache: dict | None = None  # page-cache entries for the site just built
+    parts: dict | None = None  # figures part -> [key, size], for the page cache (pagecache.part_key)
     written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
     listings: list = dataclasses.field(default_factory=list)  # the families' listings (their rows, every combination)
 
@@ -118,9 +120,16 @@ class _Listed(NamedTuple):
 
 
 def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
-    """One unit of work for a worker: (article index, its fingerprint if known), listing `-1 - task`, or site files."""
+    """One unit of work for a worker: (article index, its page-cache entry), listing `-1 - task`, or site files.
+
+    A page whose fingerprint matches its entry, and whose files are still
+    there, is kept (`_kept`); any other page is rendered.
+    """
     if isinstance(task, tuple):
-        info, problems = _render_one(*task)
+        kept = _kept(*task)
+        if kept is not None:
+            return kept, []
+        info, problems = _render_one(task[0])
         # the main process has the article: do not send it (and its family's doc) back
         return (info.packed() if info is not None else None), problems
     if isinstance(task, _SiteFiles):
@@ -141,6 +150,36 @@ def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
 
 
 FIGURES_CHUNK = "\0figures-chunk"
+
+
+class Kept(NamedTuple):
+    """A worker's answer for a page it kept: its figures entry, when the main process needs it."""
+
+    figures: bytes | None
+
+
+def _kept(i: int, entry: dict | None) -> Kept | None:
+    """Kept(...) when article i can keep the files the last build wrote for it, else None.
+
+    Workers answer this for every page, in parallel and beside the listing:
+    fingerprinting 10,000 pages and checking their files took most of a
+    price change's time when the main process did it alone.
+    """
+    fingerprints = _JOB.get("fingerprints")
+    if entry is None or fingerprints is None:
+        return None
+    art = _JOB["articles"][i]
+    fp = fingerprints.of(art)
+    cache = _JOB["cache"]
+    if fp is None or not pagecache.reusable(entry, fp, cache):
+        _JOB.setdefault("known", {})[i] = fp  # _render_one need not digest the page again
+        return None
+    chunk = pagecache.figures_of(cache, art.slug)
+    if chunk is None:
+        _JOB.setdefault("known", {})[i] = fp
+        return None
+    # a family page written to a folder leaves its figures there: they are read back for the parts
+    return Kept(chunk if _JOB.get("sink") is None or art.file not in _JOB["family_files"] else None)
 
 
 def listing_chunk(listing) -> str:
@@ -173,9 +212,10 @@ def listing_chunk(listing) -> str:
     return figures_chunk(listing.slug, listing.title, figures, listing.prices_checked, claims)
 
 
-def _render_one(i: int, fingerprint: str | None = None) -> tuple[PageInfo | None, list[str]]:
+def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
     """Context, page, and every file of article i; or the problems that stopped it."""
     catalog, renderer, arts = _JOB["catalog"], _JOB["renderer"], _JOB["articles"]
+    fingerprint = _JOB.get("known", {}).pop(i, None)
     art = arts[i]
     before = len(art.params_doc.problems)
     ctx = build_context(catalog, art)
@@ -313,11 +353,10 @@ def render_site(
         catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings, family_files=family_files
     )
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
-    cached, todo = {}, []
-    saved = pagecache.load(cache) if cache is not None and reuse else {}
+    cached = {}
     fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
-    # Workers fingerprint the pages they render; here only pages that may be reused are looked at.
-    _JOB["fingerprints"] = fingerprints
+    # Workers fingerprint every page, and keep those whose page-cache entry still holds
+    _JOB.update(fingerprints=fingerprints, cache=cache, known={})
     weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
     workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
@@ -325,12 +364,14 @@ def render_site(
     cache_entries: dict[str, dict | bytes] = {}  # saved entries as dicts, new ones as a worker's member JSON
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
-        # process checks which pages can be kept, and then beside the pages that cannot.
+        # process reads it; the workers then keep or render the pages beside the listing.
         pool = stack.enter_context(Workers(workers, _task)) if workers > 1 else None
         if pool is not None and sink is not None:
             sink.start_flushing()  # after the fork: a thread is not copied into the workers
         stack.callback(_JOB.clear)
         pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
+        # read while the listing renders
+        saved, saved_parts = pagecache.load(cache) if cache is not None and reuse else ({}, {})
         # the search index needs only titles and descriptions: Pagefind indexes them while pages render
         index, kept_index = None, None
         if catalog.site.search:
@@ -341,36 +382,27 @@ def render_site(
                 kept_index = search.published(cache, index.key, sink.have)
             if kept_index is None:
                 index.start()
-        known: dict[int, str | None] = {}
-        for i, art in enumerate(articles):
-            fp = fingerprints.of(art) if saved else None
-            if fp is not None:
-                entry = saved.get(art.slug)
-                if pagecache.reusable(entry, fp, cache):
-                    chunk = pagecache.figures_of(cache, art.slug)
-                    if chunk is not None:
-                        cached[i] = PageInfo(
-                            art,
-                            pagecache.dates(entry),
-                            chunk if sink is None or art.file not in family_files else None,  # read again at the end
-                            entry["has_charts"],
-                            [],
-                            entry["providers"],
-                            entry["unsourced"],
-                        )
-                        for rel in entry["files"]:
-                            files.keep(rel)
-                        continue
-            todo.append(i)
-            known[i] = fp  # computed here already: the worker need not digest the page again
-        # What depends only on the content, looked at here while the workers render
+        # What depends only on the content, looked at here while the workers keep or render pages
         stray, linted = stray_files(catalog), lint_warnings(catalog)
-        tick = progress(len(todo), workers) if progress and todo else None
-        tasks = [(i, known[i]) for i in todo]
-        for i, (packed, found) in zip(todo, _page_results(tasks, pool, tick), strict=True):
+        tick = progress(len(articles), workers) if progress and articles else None
+        tasks = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
+        for (i, entry), (packed, found) in zip(tasks, _page_results(tasks, pool, tick), strict=True):
             if found:
                 problems.extend(p for p in found if p not in problems)
-            if packed is not None:
+            if type(packed) is Kept:
+                art = articles[i]
+                cached[i] = PageInfo(
+                    art,
+                    pagecache.dates(entry),
+                    packed.figures,  # None: read again from its file at the end
+                    entry["has_charts"],
+                    [],
+                    entry["providers"],
+                    entry["unsourced"],
+                    entry["fingerprint"],
+                )
+                files.keep_page(art.slug, list(entry["files"]))
+            elif packed is not None:
                 info = rendered[i] = PageInfo.unpacked(articles[i], packed)
                 if sink is not None:
                     written += sink.record_page(info.article.slug, info.files)
@@ -415,19 +447,28 @@ def render_site(
         listing_chunks = {x.slug: data for x, (_, data) in zip(listings, listed, strict=True)}
         # A family's pages and its listing go to parts of their own, so the site's figures.json stays
         # small at any size (a 100,000-row listing's entry alone is 45 MB)
-        parts = []
+        parts, part_keys = [], {}
         for listing in sorted(listings, key=lambda x: x.slug):
             family = listing.family.file
-            mine = [(p.article.slug, p.figures) for p in pages if p.article.file == family]
-            mine = sorted([*mine, (listing.slug, listing_chunks[listing.slug])])
+            mine = [(p.article.slug, p.figures, p.fingerprint) for p in pages if p.article.file == family]
+            chunk = listing_chunks[listing.slug]
+            mine = sorted([*mine, (listing.slug, chunk, hashlib.sha256(chunk).hexdigest())])
             for n, start in enumerate(range(0, len(mine), FIGURES_PART_PAGES), 1):
                 rel = f"figures/{listing.slug}-{n}.json"
-                part = [
-                    data if data is not None else _figures_from(sink, slug)
-                    for slug, data in mine[start : start + FIGURES_PART_PAGES]
-                ]
-                files.add(rel, figures_pieces(part) if sink is not None else figures_doc(part))
                 parts.append(rel)
+                held = mine[start : start + FIGURES_PART_PAGES]
+                key = None
+                if sink is not None and all(what is not None for _, _, what in held):
+                    key = pagecache.part_key([(slug, what) for slug, _, what in held])
+                    if pagecache.part_kept(cache, rel, key, saved_parts) and rel in sink.have:
+                        files.keep(rel)  # every entry is as it was: the published part stands
+                        part_keys[rel] = saved_parts[rel]
+                        continue
+                part = [data if data is not None else _figures_from(sink, slug) for slug, data, _ in held]
+                pieces = figures_pieces(part)
+                files.add(rel, pieces if sink is not None else b"".join(pieces))
+                if key is not None:
+                    part_keys[rel] = [key, sum(map(len, pieces))]
         by_slug = [data for _, data in sorted(entries)]
         pieces = figures_pieces(by_slug, parts)
         files.add("figures.json", pieces if sink is not None else b"".join(pieces))
@@ -441,7 +482,7 @@ def render_site(
             for rel, data in index.files():
                 files.add(rel, data)
         files.add(guard.MARKER, guard.manifest(files.paths()))  # last: it names every other file
-    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, written, listings)
+    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, part_keys, written, listings)
 
 
 def plotly_js() -> bytes:

@@ -313,7 +313,7 @@ def _build(
     state.forget(dest)
     pagecache.forget(dest)
     diff = sink.finish()
-    pagecache.save(dest, result.cache or {})
+    pagecache.save(dest, result.cache or {}, result.parts)
     if digest is not None:
         state.record(dest, digest, result.warnings, sink.folder_stats())
     _KEPT[:] = [result, sink]  # see _KEPT
@@ -331,7 +331,10 @@ PROGRESS_MIN_PAGES = 300
 
 
 def _progress(total: int, jobs: int):
-    """A progress bar on a terminal, a line per tenth in logs; nothing for small sites."""
+    """A progress bar on a terminal, a line per tenth in logs; nothing for small sites.
+
+    It counts every page, rendered or kept from the last build.
+    """
     if total < PROGRESS_MIN_PAGES:
         return None
     import time
@@ -340,7 +343,7 @@ def _progress(total: int, jobs: int):
     done = [0]
     started = time.perf_counter()
     if stream.isatty():
-        bar = click.progressbar(length=total, label=f"rendering {total} pages ({jobs} workers)", file=stream)
+        bar = click.progressbar(length=total, label=f"building {total} pages ({jobs} workers)", file=stream)
         bar.__enter__()
 
         def tick(n: int) -> None:
@@ -357,7 +360,7 @@ def _progress(total: int, jobs: int):
         done[0] += n
         if done[0] // step != before // step or done[0] == total:
             click.echo(
-                f"rendered {done[0]}/{total} pages ({jobs} workers, {time.perf_counter() - started:.1f} s)", err=True
+                f"built {done[0]}/{total} pages ({jobs} workers, {time.perf_counter() - started:.1f} s)", err=True
             )
 
     return tick_lines

@@ -10,6 +10,11 @@ from it, and the size of each file it wrote. A page whose fingerprint matches
 and whose files are all still there is not rendered again: its files are kept
 as they are. Hand-written articles are few and depend on more, so they always
 render.
+
+The cache also keys each figures part (figures/<listing>-<n>.json) by the
+fingerprints of the pages it holds and the digest of its listing's entry: a
+part none of whose pages changed is kept as published, not read back page by
+page.
 """
 
 from __future__ import annotations
@@ -124,14 +129,42 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()
 
 
-def load(out: Path) -> dict:
+def load(out: Path) -> tuple[dict, dict]:
+    """(pages, parts) the cache beside `out` holds; empty where it is missing or damaged.
+
+    `parts` maps each figures part the last build wrote (figures/<listing>-<n>.json)
+    to [its key, its size]: see `part_key`.
+    """
     try:
         data = json.loads(cache_path(out).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return {}, {}
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("pages"), dict):
-        return {}
-    return data["pages"]
+        return {}, {}
+    parts = data.get("parts")
+    return data["pages"], parts if isinstance(parts, dict) else {}
+
+
+def part_key(entries: list[tuple[str, str]]) -> str:
+    """What a figures part is made of: each entry's slug and the fingerprint of what it holds, in order.
+
+    A page's fingerprint fixes its figures; the listing's entry is named by
+    the digest of its bytes. Equal keys mean equal parts, so a part whose
+    pages all kept their files, beside an unchanged listing entry, is kept
+    as published rather than read back page by page.
+    """
+    return _digest(*(f"{slug}\0{what}" for slug, what in entries))
+
+
+def part_kept(out: Path, rel: str, key: str, saved: dict) -> bool:
+    """True when the published part `rel` was made from `key` and still has the size it was written with."""
+    known = saved.get(rel)
+    if not (isinstance(known, list) and len(known) == 2 and known[0] == key):
+        return False
+    try:
+        return os.stat(f"{os.fspath(out)}/{rel}").st_size == known[1]
+    except OSError:
+        return False
 
 
 FIELDS = {"fingerprint": str, "prices_checked": list, "has_charts": bool, "providers": list, "unsourced": list}
@@ -207,7 +240,7 @@ def dates(entry: dict) -> list[dt.date]:
     return [dt.date.fromisoformat(d) for d in entry["prices_checked"]]
 
 
-def save(out: Path, pages: dict[str, dict | bytes]) -> None:
+def save(out: Path, pages: dict[str, dict | bytes], parts: dict[str, list] | None = None) -> None:
     """Write the cache for the site just published (entries as dicts, or the member_json a worker made).
 
     Best effort. The main process only sorts and joins: at 10,000 pages,
@@ -218,7 +251,8 @@ def save(out: Path, pages: dict[str, dict | bytes]) -> None:
         entry if type(entry) is bytes else f"{_encode(slug)}: {_encode(entry)}".encode()
         for slug, entry in sorted(pages.items())
     )
-    write_bytes(cache_path(out), [b'{"pages": {', body, b'}, "version": ' + str(VERSION).encode() + b"}"])
+    tail = b'}, "parts": ' + _encode(parts or {}).encode() + b', "version": ' + str(VERSION).encode() + b"}"
+    write_bytes(cache_path(out), [b'{"pages": {', body, tail])
 
 
 def forget(out: Path) -> None:

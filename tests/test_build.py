@@ -307,6 +307,33 @@ def test_a_damaged_page_cache_only_costs_a_full_render(tmp_path):
     assert run_cli(*args(content, out, "--check")).exit_code == 0
 
 
+def test_figures_parts_of_unchanged_pages_are_kept_not_read_back(tmp_path, monkeypatch):
+    """A part whose pages all kept their files (and whose listing entry is the same) stands as published;
+    only the parts of pages that were rendered again are put together from the pages' figures.json."""
+    import generator.build as build_module
+
+    content = make_content(tmp_path, families="all")
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out)).exit_code == 0
+    read_back = []
+    real = build_module._figures_from
+    monkeypatch.setattr(build_module, "_figures_from", lambda sink, slug: read_back.append(slug) or real(sink, slug))
+    family = content / "families" / "70b-setups.md"
+    family.write_text(family.read_text().replace("## ", "## Note\n\nA new paragraph.\n\n## ", 1))
+    again = run_cli(*args(content, out))
+    assert again.exit_code == 0, again.output
+    assert read_back and all("70b" in slug for slug in read_back), sorted(set(read_back))[:5]
+    assert run_cli(*args(content, out, "--check")).exit_code == 0
+    # a part changed by hand (another size) is written again at the next build, whatever its key says
+    part = out / "figures" / "fine-tune-open-models-every-setup-2.json"
+    part.write_bytes(part.read_bytes() + b" ")
+    family.write_text(family.read_text().replace("A new paragraph.", "Another paragraph."))
+    read_back.clear()
+    assert run_cli(*args(content, out)).exit_code == 0
+    assert any("70b" not in slug for slug in read_back)
+    assert run_cli(*args(content, out, "--check")).exit_code == 0
+
+
 def test_library_versions_are_what_importlib_metadata_reports():
     """The build digest reads versions from dist-info folder names; they must be the installed versions."""
     from importlib import metadata
