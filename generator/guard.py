@@ -159,30 +159,58 @@ def lock_path(out: Path) -> Path:
 
 @contextlib.contextmanager
 def build_lock(out: Path, shown: str, wait: bool = True, say: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Hold the exclusive lock on `out` (absolute) for the duration; wait for another build, or refuse."""
+    """Hold the exclusive lock on `out` (absolute) for the duration; wait for another build, or refuse.
+
+    The lock file is removed before the lock is released, so nothing is left
+    beside a folder a build refused. A build that waited may then hold a
+    file no longer at the path: it checks, and locks the new one instead.
+    """
     path = lock_path(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
         raise BuildError(f"cannot lock {shown} for building ({path}: {exc.strerror})") from None
-    try:
+    said = False
+    while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder(fd)
-            if not wait:
-                raise BuildError(
-                    f"another build of {shown} is running (pid {holder}); wait for it, or drop --no-wait"
-                ) from None
-            if say is not None:
-                say(f"waiting: another build of {shown} is running (pid {holder})")
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise BuildError(f"cannot lock {shown} for building ({path}: {exc.strerror})") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(fd)
+                if not wait:
+                    raise BuildError(
+                        f"another build of {shown} is running (pid {holder}); wait for it, or drop --no-wait"
+                    ) from None
+                if say is not None and not said:
+                    say(f"waiting: another build of {shown} is running (pid {holder})")
+                    said = True
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if _same_file(fd, path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # the build before removed it as it finished: lock the file now at the path
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # while still held: a waiting build notices and locks a new file
         os.close(fd)  # releases the lock (workers forked under it have exited by now)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _holder(fd: int) -> str:

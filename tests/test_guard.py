@@ -99,6 +99,8 @@ def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):
     before = snapshot(out)
     refused(cli_build(content, out), "no .costpress marker", "thesis.tex")
     assert snapshot(out) == before
+    # nothing is left beside it either: no lock file, no state
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "home") == ["content", "mine"]
 
 
 def test_a_built_site_with_a_file_added_later_is_refused_until_it_is_moved(tmp_path):
@@ -182,6 +184,40 @@ def test_a_second_build_waits_or_says_who_holds_the_folder(tmp_path):
         assert "waiting: another build of" in done[0].output
     finally:
         os.close(holder)
+
+
+def test_a_waiting_build_locks_the_new_file_when_the_holder_removed_its_own(tmp_path):
+    """A finishing build removes its lock file before releasing it; a build that waited on that file
+    must not go on holding a lock nobody else can see: it locks the file now at the path."""
+    out = tmp_path / "site"
+    path = guard.lock_path(out)
+    holder = os.open(path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    entered = threading.Event()
+    leave = threading.Event()
+
+    def second():
+        with guard.build_lock(out, "site"):
+            entered.set()
+            leave.wait(30)
+
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    time.sleep(0.5)
+    assert not entered.is_set()
+    os.unlink(path)  # what build_lock does on release
+    os.close(holder)
+    assert entered.wait(30)
+    # the waiter holds the lock on the file at the path: a third build cannot take it
+    third = os.open(path, os.O_RDWR)
+    try:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(third, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(third)
+        leave.set()
+        waiter.join(30)
+    assert not path.exists()  # removed again as the waiter finished
 
 
 @pytest.fixture(scope="module")
