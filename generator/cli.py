@@ -46,7 +46,7 @@ templates_option = click.option(
 
 
 class CostpressGroup(click.Group):
-    """Turns costpress errors into clean lines on stderr and exit status 1."""
+    """Turns costpress errors into clean lines on stderr and exit status 1 (130 after Ctrl-C)."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -60,6 +60,9 @@ class CostpressGroup(click.Group):
         except CostpressError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(1)
+        except KeyboardInterrupt:  # Ctrl-C: the shell's status for it (128 + SIGINT), not click's "Aborted!" and 1
+            click.echo("interrupted; a build leaves the published folder as it was.", err=True)
+            ctx.exit(130)
 
 
 @click.group(cls=CostpressGroup)
@@ -507,7 +510,14 @@ def import_prices(
 
 @cli.command()
 @content_option
-@out_option
+@click.option(
+    "--out",
+    "out",
+    default=None,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder the preview is written to. Default: a new temporary folder, removed when serve stops, so "
+    "site/ stays what 'costpress build' wrote.",
+)
 @templates_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on (0 picks a free one).")
@@ -517,26 +527,35 @@ def import_prices(
     show_default=True,
     help="Build articles marked draft: true too, each marked as a draft on its page.",
 )
-def serve(content: Path, out: Path, templates: Path, host: str, port: int, drafts: bool) -> None:
+def serve(content: Path, out: Path | None, templates: Path, host: str, port: int, drafts: bool) -> None:
     """Build, serve the site locally, rebuild on every edit and reload the browser."""
+    import shutil
+    import tempfile
     import time
 
     from generator.serve import start
 
     say = lambda line: click.echo(line, err=True)  # noqa: E731
-    server, _state, stop = start(content, out, templates, host, port, say, drafts)
-    address = server.server_address
-    click.echo(f"serving {out} at http://{address[0]}:{address[1]}/ (Ctrl-C to stop)")
-    if drafts:
-        say(f"drafts are shown: run 'costpress build' before publishing or committing {out}")
+    # A preview (drafts included) never lands in the published folder unless asked for with --out
+    scratch = None if out is not None else Path(tempfile.mkdtemp(prefix="costpress-serve-"))
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+        server, _state, stop = start(content, out or scratch / "site", templates, host, port, say, drafts)
+        address = server.server_address
+        shown = out if out is not None else "a preview"
+        click.echo(f"serving {shown} at http://{address[0]}:{address[1]}/ (Ctrl-C to stop)")
+        if drafts and out is not None:
+            say(f"drafts are shown: run 'costpress build' before publishing or committing {out}")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop.set()
+            server.shutdown()
     finally:
-        stop.set()
-        server.shutdown()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)  # made by this command, holding only its preview
 
 
 @cli.command()
@@ -791,9 +810,9 @@ def main() -> None:
         cli.main(prog_name="costpress")
     except SystemExit as exc:
         _leave(exc.code)
-    except KeyboardInterrupt:
-        click.echo("interrupted; the output folder is unchanged.", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt:  # before or after a command runs (inside one, CostpressGroup says it)
+        click.echo("interrupted", err=True)
+        _leave(130)
     except Exception:
         traceback.print_exc()
         click.echo(

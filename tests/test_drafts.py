@@ -87,3 +87,38 @@ def test_a_bad_base_url_is_one_line(tmp_path):
         assert result.exit_code == 1
         assert result.output.strip().count("\n") == 0 and "--base-url" in result.output, result.output
     assert not (tmp_path / "site").exists()
+
+
+def test_serve_previews_drafts_without_touching_the_published_site(tmp_path):
+    """Without --out, serve builds into a temporary folder of its own: site/ stays what `build` wrote,
+    drafts never reach it, and the preview folder is gone once serve stops."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    content = make_content(tmp_path, DRAFT)
+    out = tmp_path / "site"
+    assert _build(content, out).exit_code == 0
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    command = [sys.executable, "-m", "generator", "serve", "--content", str(content), "--port", "0"]
+    command += ["--templates", str(TEMPLATES)]
+    env = dict(os.environ, TMPDIR=str(scratch))
+    server = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = server.stdout.readline().decode()
+        port = re.search(r"serving a preview at http://127\.0\.0\.1:(\d+)/", line)
+        assert port, line + server.stderr.read1().decode()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port.group(1)}/{B}/", timeout=10) as page:  # noqa: S310
+            assert b"draft-note" in page.read()  # the draft is in the preview
+        assert [p.name for p in scratch.iterdir()][0].startswith("costpress-serve-")
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert after == before
+    assert list(scratch.iterdir()) == []
