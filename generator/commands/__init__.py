@@ -1,0 +1,1 @@
+"""The costpress commands, one module per area; generator.cli gathers them into the group."""

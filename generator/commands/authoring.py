@@ -1,0 +1,121 @@
+"""Commands for writing a site: serve a preview, scaffold an article or a site, lint the content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.commands.base import cli, content_option, templates_option
+from generator.errors import CostpressError
+
+
+@cli.command()
+@content_option
+@click.option(
+    "--out",
+    "out",
+    default=None,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder the preview is written to. Default: a new temporary folder, removed when serve stops, so "
+    "site/ stays what 'costpress build' wrote.",
+)
+@templates_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on (0 picks a free one).")
+@click.option(
+    "--drafts/--no-drafts",
+    default=True,
+    show_default=True,
+    help="Build articles marked draft: true too, each marked as a draft on its page.",
+)
+def serve(content: Path, out: Path | None, templates: Path, host: str, port: int, drafts: bool) -> None:
+    """Build, serve the site locally, rebuild on every edit and reload the browser."""
+    import shutil
+    import tempfile
+    import time
+
+    from generator.serve import start
+
+    say = lambda line: click.echo(line, err=True)  # noqa: E731
+    # A preview (drafts included) never lands in the published folder unless asked for with --out
+    scratch = None if out is not None else Path(tempfile.mkdtemp(prefix="costpress-serve-"))
+    try:
+        server, _state, stop = start(content, out or scratch / "site", templates, host, port, say, drafts)
+        address = server.server_address
+        shown = out if out is not None else "a preview"
+        click.echo(f"serving {shown} at http://{address[0]}:{address[1]}/ (Ctrl-C to stop)")
+        if drafts and out is not None:
+            say(f"drafts are shown: run 'costpress build' before publishing or committing {out}")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop.set()
+            server.shutdown()
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)  # made by this command, holding only its preview
+
+
+@cli.command()
+@click.argument("what", type=click.Choice(["article"]))
+@click.argument("slug")
+@click.option(
+    "--kind",
+    type=click.Choice(["throughput", "flops", "market", "time-to-train", "memory-check"]),
+    default="throughput",
+    show_default=True,
+)
+@click.option("--date", "day", default=None, help="Publication date, YYYY-MM-DD (default: today).")
+@content_option
+def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None:
+    """Scaffold a new article source under content/articles/ from a short template."""
+    import datetime as dt
+
+    from generator.scaffold import scaffold
+
+    try:
+        when = dt.date.fromisoformat(day) if day else dt.date.today()
+    except ValueError:
+        raise CostpressError(f"--date: expected a real date as YYYY-MM-DD, got {day!r}") from None
+    path = scaffold(content, slug, kind, when)
+    click.echo(f"wrote {path}; edit it, then run 'costpress build'")
+
+
+@cli.command()
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--title", default="GPU cost notes", show_default=True, help="The new site's title.")
+def init(folder: Path, title: str) -> None:
+    """Create a new site in DIR (new or empty) that builds as it is: settings, data, one article of each kind."""
+    import datetime as dt
+
+    from generator.starter import init_site
+
+    if "\n" in title or not title.strip():
+        raise CostpressError("--title: expected one line of text")
+    written = init_site(folder, dt.date.today(), title)
+    click.echo(f"wrote {len(written)} files into {folder}; next: cd {folder} && costpress build")
+
+
+@cli.command("lint")
+@content_option
+@click.option("--strict", is_flag=True, help="Exit 1 when a finding is flagged and not acknowledged.")
+@click.option("--verbose", is_flag=True, help="Print every check, the ones that passed too.")
+def lint_command(content: Path, strict: bool, verbose: bool) -> None:
+    """Check the data against itself: implied utilization of each benchmark, price outliers."""
+    from generator.lint import lint
+    from generator.load import load_content
+
+    findings = lint(load_content(content))
+    for finding in findings:
+        if verbose or finding.shown:
+            click.echo(finding.line())
+    open_flags = [f for f in findings if f.flagged and not f.acknowledged]
+    click.echo(
+        f"{len(findings)} checks, {sum(f.flagged for f in findings)} flagged, {len(open_flags)} not acknowledged"
+    )
+    if strict and open_flags:
+        raise click.exceptions.Exit(1)

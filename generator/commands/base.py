@@ -1,0 +1,76 @@
+"""What every command shares: the command group, its error handling, and the common options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator import __version__
+from generator.errors import ContentError, CostpressError
+
+# Heavy modules (pandas, plotly, the renderer) are imported inside the commands,
+# so that `costpress build` with nothing to do answers before loading them.
+
+content_option = click.option(
+    "--content",
+    "content",
+    default="content",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding the data and article sources.",
+)
+
+
+out_option = click.option(
+    "--out",
+    "out",
+    default="site",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder the site is written to.",
+)
+
+
+templates_option = click.option(
+    "--templates",
+    "templates",
+    default="templates",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The site's own templates and assets: a file here replaces the packaged theme's file of the same "
+    "path. Optional; without it the theme is used as it ships.",
+)
+
+
+class CostpressGroup(click.Group):
+    """Turns costpress errors into clean lines on stderr and exit status 1 (130 after Ctrl-C)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except ContentError as exc:
+            for line in exc.problems:
+                click.echo(f"error: {line}", err=True)
+            n = len(exc.problems)
+            click.echo(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.", err=True)
+            ctx.exit(1)
+        except CostpressError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:  # Ctrl-C: the shell's status for it (128 + SIGINT), not click's "Aborted!" and 1
+            click.echo("interrupted; a build leaves the published folder as it was.", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=CostpressGroup)
+@click.version_option(__version__, prog_name="costpress")
+def cli() -> None:
+    """Build GPU cost articles from price snapshots and benchmark data."""
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None

@@ -1,0 +1,63 @@
+"""`costpress changes`: what a build would change in the published figures and claims."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.commands.base import _read, cli, content_option, out_option, templates_option
+
+
+@cli.command()
+@content_option
+@out_option
+@templates_option
+@click.option("--ref", default="HEAD", show_default=True, help="Git ref whose committed figures.json is the old side.")
+@click.option(
+    "--old",
+    "old_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read the old figures from this figures.json instead of git.",
+)
+@click.option(
+    "--new",
+    "new_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read the new figures from this figures.json instead of building.",
+)
+@click.option("--format", "form", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+def changes(
+    content: Path, out: Path, templates: Path, ref: str, old_file: Path | None, new_file: Path | None, form: str
+) -> None:
+    """Compare figures and claims: the site at a git ref against a fresh build. Exit 0 if none changed, else 3."""
+    from generator import changes as ch
+
+    # figures.json names the parts that hold the family pages; each is read from where the file came from
+    if old_file is not None:
+        old_raw, old_name = _read(old_file), str(old_file)
+        old_part = _part_reader(old_file.parent)
+    else:
+        old_raw, old_name = ch.at_ref(ref, out / "figures.json"), f"{ref}:{out}/figures.json"
+        old_part = lambda rel: ch.at_ref(ref, out / rel)  # noqa: E731
+    old = ch.parse(old_raw, old_name, old_part) if old_raw is not None else {}
+    if new_file is not None:
+        new = ch.parse(_read(new_file), str(new_file), _part_reader(new_file.parent))
+    else:
+        from generator.build import render_site
+
+        built = render_site(content, templates).files
+        new = ch.parse(built["figures.json"], "the fresh build", lambda rel: built[rel] if rel in built else None)
+    found = ch.compare(old, new)
+    render = {"markdown": ch.render_markdown, "json": ch.render_json}.get(form, ch.render_text)
+    click.echo(render(found), nl=False)
+    if found:
+        raise click.exceptions.Exit(3)
+
+
+def _part_reader(folder: Path):
+    def read(rel: str) -> bytes | None:
+        path = folder / rel
+        return _read(path) if path.is_file() else None
+
+    return read

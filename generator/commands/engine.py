@@ -1,0 +1,188 @@
+"""Commands that ask the cost engine directly: estimate, memory and calibrate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.commands.base import cli, content_option
+from generator.errors import CostpressError
+
+
+def _tokens(ctx, param, value):
+    from generator.schema import parse_tokens
+
+    n = parse_tokens(value)
+    if n is None:
+        raise click.BadParameter(f"expected a token count such as 20M, 1.5B or 20_000_000, got {value!r}")
+    return n
+
+
+@cli.command()
+@content_option
+@click.option("--model", required=True, help="Model id from models.yaml, e.g. llama-3.3-70b.")
+@click.option("--method", required=True, help="Method id from methods.yaml, e.g. lora.")
+@click.option("--tokens", required=True, callback=_tokens, help="Training tokens: 20M, 1.5B or 20_000_000.")
+@click.option(
+    "--setup",
+    "setups",
+    multiple=True,
+    help="Offer provider:gpuxcount (repeatable); default: every offer that holds the training state.",
+)
+@click.option("--utilization", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True))
+@click.option("--startup-hours", default=0.25, show_default=True, type=click.FloatRange(0))
+@click.option("--runs", default=1, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--attention-sequence-length",
+    "attention",
+    type=click.IntRange(1, 10_000_000),
+    default=None,
+    help="Count attention operations for sequences of this length (default: the per-parameter rule alone).",
+)
+@click.option("--format", "form", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+def estimate(
+    content: Path,
+    model: str,
+    method: str,
+    tokens: int,
+    setups: tuple[str, ...],
+    utilization: float,
+    startup_hours: float,
+    runs: int,
+    attention: int | None,
+    form: str,
+) -> None:
+    """Price one scenario the way the articles do, ranked by cost."""
+    from generator import estimate as est
+    from generator.load import load_content
+
+    frame = est.estimate(
+        load_content(content), model, method, tokens, list(setups), utilization, startup_hours, runs, attention
+    )
+    click.echo(est.render(frame, form), nl=False)
+
+
+@cli.command("memory")
+@content_option
+@click.option("--model", required=True, help="Model id from models.yaml (with an architecture).")
+@click.option("--method", required=True, help="Method id from methods.yaml (with a training block).")
+@click.option("--gpu", required=True, help="GPU id from hardware.yaml.")
+@click.option("--count", default=1, show_default=True, type=click.IntRange(1, 4096), help="GPUs in the setup.")
+@click.option("--sequence-length", type=click.IntRange(1, 10_000_000), default=None, help="Tokens per sequence [4096].")
+@click.option("--micro-batch", type=click.IntRange(1, 100_000), default=None, help="Sequences per GPU per step [1].")
+@click.option("--checkpointing/--no-checkpointing", default=None, help="Activation checkpointing [the method's].")
+@click.option("--lora-rank", type=click.IntRange(1, 65_536), default=None, help="LoRA rank [the method's, or 16].")
+@click.option("--lora-targets", default=None, help="Projections LoRA adapts, e.g. q,k,v,o,gate,up,down.")
+@click.option("--format", "form", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def memory_command(
+    content: Path,
+    model: str,
+    method: str,
+    gpu: str,
+    count: int,
+    sequence_length: int | None,
+    micro_batch: int | None,
+    checkpointing: bool | None,
+    lora_rank: int | None,
+    lora_targets: str | None,
+    form: str,
+) -> None:
+    """Memory per GPU of one training job, part by part, and whether it fits."""
+    from generator import memory_report
+    from generator.load import load_content
+
+    cat = load_content(content)
+    targets = tuple(t.strip() for t in lora_targets.split(",") if t.strip()) if lora_targets else None
+    job, result = memory_report.report(
+        cat, model, method, gpu, count, sequence_length, micro_batch, checkpointing, lora_rank, targets
+    )
+    click.echo(memory_report.render(cat, model, method, gpu, job, result, form), nl=False)
+
+
+@cli.command()
+@content_option
+@click.option(
+    "--trainer",
+    "trainer",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A Hugging Face Trainer output folder (trainer_state.json, train_results.json).",
+)
+@click.option(
+    "--csv",
+    "csv_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A CSV with columns step, seconds, tokens.",
+)
+@click.option("--tokens", "tokens", default=None, help="Tokens processed (with --seconds): 20M, 1.5B, ...")
+@click.option("--seconds", type=click.FloatRange(0, min_open=True), default=None, help="Training time in seconds.")
+@click.option(
+    "--skip-steps", default=0, show_default=True, type=click.IntRange(0), help="Warm-up steps to ignore (CSV)."
+)
+@click.option("--sequence-length", type=click.IntRange(1), default=None, help="Tokens per sample (Trainer logs).")
+@click.option("--id", "bench_id", required=True, help="Id of the new benchmark record.")
+@click.option("--model", required=True)
+@click.option("--method", required=True)
+@click.option("--gpu", required=True, help="GPU id from hardware.yaml.")
+@click.option("--count", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--source", default=None, help="Where the run was measured (default: the log's name).")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="File to write (default: content/benchmarks/<id>.yaml); '-' prints it.",
+)
+def calibrate(
+    content: Path,
+    trainer: Path | None,
+    csv_file: Path | None,
+    tokens: str | None,
+    seconds: float | None,
+    skip_steps: int,
+    sequence_length: int | None,
+    bench_id: str,
+    model: str,
+    method: str,
+    gpu: str,
+    count: int,
+    source: str | None,
+    out: Path | None,
+) -> None:
+    """Turn a short measured run into a benchmark record with its implied utilization."""
+    from generator import calibrate as cal
+    from generator.load import load_content
+    from generator.schema import ID_RE, parse_tokens
+
+    if not ID_RE.match(bench_id):
+        raise CostpressError(f"--id: expected lower-case letters, digits, '.' and '-', got {bench_id!r}")
+    given = [x for x in (trainer, csv_file, tokens) if x is not None]
+    if len(given) != 1:
+        raise CostpressError("give exactly one of --trainer DIR, --csv FILE, or --tokens N with --seconds S")
+    if trainer is not None:
+        m = cal.from_trainer(trainer, sequence_length)
+        where = trainer.name
+    elif csv_file is not None:
+        m = cal.from_csv(csv_file, skip_steps)
+        where = csv_file.name
+    else:
+        n = parse_tokens(tokens)
+        if n is None or seconds is None:
+            raise CostpressError("--tokens needs a count such as 20M and --seconds")
+        m, where = cal.Measurement(float(n), seconds, "tokens ÷ seconds given on the command line"), "command line"
+    cat = load_content(content)
+    rec, util = cal.record(
+        cat, m, bench_id, model, method, gpu, count, sequence_length, source or f"Measured run ({where})"
+    )
+    text = cal.dump(rec)
+    if out is not None and str(out) == "-":
+        click.echo(text, nl=False)
+        return
+    target = out or content / "benchmarks" / f"{bench_id}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"{fmt_rate(m.tokens_per_second)} tokens/s, {util:.1%} of dense peak; wrote {target}")
+
+
+def fmt_rate(x: float) -> str:
+    return f"{x:,.2f}"

@@ -1,0 +1,141 @@
+"""The import commands: benchmark results, model configs and provider price lists into content/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from generator.commands.base import cli, content_option
+from generator.errors import ContentError, CostpressError
+
+
+@cli.command("import-results")
+@click.argument("kind", type=click.Choice(["mlperf"]))
+@click.argument("csv_file", metavar="CSV", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The suite file under content/benchmarks/; its time_to_train header is kept, its results replaced.",
+)
+@click.option("--count", default=8, show_default=True, type=click.IntRange(min=1), help="Accelerators per system.")
+@content_option
+def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Path) -> None:
+    """Refresh a time-to-train suite's results from a benchmark summary CSV (MLPerf Training)."""
+    from generator.importers import import_mlperf
+    from generator.load import display_path, load_hardware
+    from generator.schema import parse_yaml, read_text, record, validate
+    from generator.specs import TIME_TO_TRAIN
+
+    problems: list[str] = []
+    display = display_path(out)
+    if not out.exists():
+        raise CostpressError(
+            f"{display}: file is missing; write its time_to_train header first (docs/articles.md, time-to-train)"
+        )
+    text = read_text(out, display, problems)
+    doc = parse_yaml(text or "", display)
+    header = None
+    raw = doc.data.get("time_to_train") if isinstance(doc.data, dict) else None
+    if not problems and not doc.problems:
+        if isinstance(raw, dict):
+            fields = {k: f for k, f in TIME_TO_TRAIN.record.items() if k != "results"}
+            header = validate(doc, {k: v for k, v in raw.items() if k != "results"}, record(fields), ("time_to_train",))
+        else:
+            doc.problem(("time_to_train",), "missing; expected the suite header (id, name, model, method ...)")
+    problems += doc.problems
+    if problems or header is None:
+        raise ContentError(problems)
+    text, summary = import_mlperf(csv_file, header, load_hardware(content), count)
+    out.write_text(text, encoding="utf-8")
+    for line in summary.lines():
+        click.echo(line)
+    click.echo(f"wrote {out}")
+
+
+@cli.command("import-model")
+@click.argument("config", metavar="CONFIG.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--id", "model_id", required=True, help="Model id for models.yaml, e.g. qwen2.5-32b.")
+@click.option("--name", required=True, help="Name shown on pages, e.g. 'Qwen2.5 32B'.")
+@click.option("--published", type=click.IntRange(1, 10**14), default=None, help="Published parameter total, checked.")
+@click.option("--source", default=None, help="Where the config comes from (default: the file's name).")
+@click.option("--url", default=None, help="Public address of the model or its config.")
+@content_option
+def import_model(
+    config: Path, model_id: str, name: str, published: int | None, source: str | None, url: str | None, content: Path
+) -> None:
+    """Add a model to content/models.yaml from its Hugging Face config.json, with its parameters counted."""
+    from generator import models_file
+    from generator.schema import ID_RE, LINE_RE
+
+    if not ID_RE.match(model_id):
+        raise CostpressError(f"--id: expected lower-case letters, digits, '.' and '-', got {model_id!r}")
+    if not name.strip() or LINE_RE.search(name):
+        raise CostpressError("--name: expected one line of text without control characters")
+    if url is not None and not re.match(r"^https?://[^\s<>\"']+$", url):
+        raise CostpressError(f"--url: expected an http(s) address, got {url!r}")
+    arch = models_file.read_config(config)
+    total, active = arch.parameters(), arch.parameters(active=True)
+    if published is not None and published != total:
+        raise CostpressError(
+            f"{config}: the architecture gives {total:,} parameters, --published says {published:,}; not written"
+        )
+    target = content / "models.yaml"
+    try:
+        text = target.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
+    entry = models_file.entry_text(model_id, name, arch, published, source or f"config.json ({config.name})", url)
+    merged, replaced = models_file.merge(text, model_id, entry)
+    target.write_text(merged, encoding="utf-8")
+    moe = f", {active:,} active per token" if arch.moe else ""
+    click.echo(f"{'replaced' if replaced else 'added'} {model_id} in {target}: {total:,} parameters{moe}")
+
+
+@cli.command("import-prices")
+@click.argument("kind", type=click.Choice(["skypilot"]))
+@click.argument("csv_file", metavar="CSV", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--provider", required=True, help="Provider id: the folder under prices/ (lower-case, digits, '-').")
+@click.option("--name", default=None, help="Provider name shown on pages (default: the id).")
+@click.option(
+    "--checked",
+    required=True,
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Date the prices were read, YYYY-MM-DD: the snapshot's file name.",
+)
+@click.option(
+    "--out",
+    "out",
+    default="content/prices",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding the provider folders.",
+)
+@click.option(
+    "--commit",
+    default=None,
+    help="The catalog repository's commit the CSV comes from (default: read from an extract's file name).",
+)
+@content_option
+def import_prices(
+    kind: str, csv_file: Path, provider: str, name: str | None, checked, out: Path, commit: str | None, content: Path
+) -> None:
+    """Turn a cloud price catalog (a SkyPilot vms.csv) into a dated price snapshot."""
+    from generator.importers import import_skypilot
+    from generator.load import load_hardware
+    from generator.schema import SLUG_RE
+
+    if not SLUG_RE.match(provider):
+        raise CostpressError(f"--provider: expected lower-case letters, digits and '-', got {provider!r}")
+    if commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise CostpressError(f"--commit: expected a git commit hash (7 to 40 hex digits), got {commit!r}")
+    text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name, commit)
+    target = out / provider / f"{checked.date().isoformat()}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    for line in summary.lines():
+        click.echo(line)
+    click.echo(f"wrote {target}")
