@@ -119,7 +119,7 @@ class _Listed(NamedTuple):
     answer: dict | None = None
 
 
-def _task(task: int | tuple[int, str | None] | _SiteFiles) -> tuple:
+def _task(task: int | tuple[int, dict | None] | _SiteFiles) -> tuple:
     """One unit of work for a worker: (article index, its page-cache entry), listing `-1 - task`, or site files.
 
     A page whose fingerprint matches its entry, and whose files are still
@@ -171,12 +171,9 @@ def _kept(i: int, entry: dict | None) -> Kept | None:
     art = _JOB["articles"][i]
     fp = fingerprints.of(art)
     cache = _JOB["cache"]
-    if fp is None or not pagecache.reusable(entry, fp, cache):
-        _JOB.setdefault("known", {})[i] = fp  # _render_one need not digest the page again
-        return None
-    chunk = pagecache.figures_of(cache, art.slug)
+    chunk = pagecache.figures_of(cache, art.slug) if fp and pagecache.reusable(entry, fp, cache) else None
     if chunk is None:
-        _JOB.setdefault("known", {})[i] = fp
+        _JOB["known"][i] = fp  # _render_one need not digest the page again
         return None
     # a family page written to a folder leaves its figures there: they are read back for the parts
     return Kept(chunk if _JOB.get("sink") is None or art.file not in _JOB["family_files"] else None)

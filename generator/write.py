@@ -580,7 +580,9 @@ class Publisher:
         """Hard-link unchanged files of one folder from the published tree into staging (same bytes, same mtime)."""
         if not names:
             return
-        src = os.open(f"{os.fspath(self.out)}/{folder}" if folder else self.out, os.O_RDONLY | os.O_DIRECTORY)
+        src, parent = _open_folder(os.fspath(self.out), folder)  # links inside the published tree not followed
+        if parent is not None:
+            os.close(parent)
         try:
             dst = os.open(self._folder(folder) if folder else self._base, os.O_RDONLY | os.O_DIRECTORY)
             try:
@@ -637,20 +639,48 @@ def _in_threads(func, groups) -> None:
             done.result()
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_folder(top: str, folder: str) -> tuple[int, int | None]:
+    """(fd of top/folder, fd of its parent or None for top itself), each step opened without following links.
+
+    A folder that became a symbolic link after the build looked at the tree
+    (someone replaced it mid-build) is not followed: OSError instead, so
+    nothing outside the tree is read or removed through it.
+    """
+    fd = os.open(top, _DIR_FLAGS)
+    parent = None
+    try:
+        for part in folder.split("/") if folder else ():
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            if parent is not None:
+                os.close(parent)
+            parent, fd = fd, child
+    except BaseException:
+        os.close(fd)
+        if parent is not None:
+            os.close(parent)
+        raise
+    return fd, parent
+
+
 def _unlink_folder(top: str, folder: str, names: list[str]) -> None:
     try:
-        fd = os.open(f"{top}/{folder}" if folder else top, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
+        fd, parent = _open_folder(top, folder)
+    except OSError:  # gone, or not a plain folder any more: left to guard.remove_tree
         return
     try:
         for name in names:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name, dir_fd=fd)
+        if parent is not None:  # emptied: gone now (a folder that still holds anything is left to remove_tree)
+            with contextlib.suppress(OSError):
+                os.rmdir(folder.rpartition("/")[2], dir_fd=parent)
     finally:
         os.close(fd)
-    if folder:  # emptied: gone now (a folder that still holds anything is left to remove_tree)
-        with contextlib.suppress(OSError):
-            os.rmdir(f"{top}/{folder}")
+        if parent is not None:
+            os.close(parent)
 
 
 def _remove_site(folder: Path, files: dict[str, str]) -> None:

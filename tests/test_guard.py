@@ -357,3 +357,33 @@ def test_csv_cells_behind_white_space_cannot_start_a_formula():
     for text in ("=1+1", " =1+1", "\r=1+1", "\n=HYPERLINK(1)", "\t@SUM(1)", " \t-2+3"):
         assert _csv_text(text).startswith("'"), text
     assert _csv_text("Nodus, 1 × H100") == "Nodus, 1 × H100"
+
+
+def test_removing_a_replaced_site_never_follows_a_folder_that_became_a_link(tmp_path):
+    """The replaced site is removed from the list of files the build scanned; a folder someone swapped
+    for a link to another place in the meantime is not followed, so nothing there is deleted."""
+    from generator import guard
+    from generator.write import _remove_site
+
+    victim = tmp_path / "elsewhere"
+    (victim / "deep").mkdir(parents=True)
+    (victim / "index.html").write_text("not ours")
+    (victim / "deep" / "index.html").write_text("not ours either")
+    old = tmp_path / "old"
+    for rel in ("a/index.html", "b/c/index.html", "top.txt"):
+        (old / rel).parent.mkdir(parents=True, exist_ok=True)
+        (old / rel).write_text("ours")
+    (old / guard.MARKER).write_bytes(guard.manifest(["a/index.html", "b/c/index.html", "top.txt"]))
+    scanned = {rel: str(old / rel) for rel in ("a/index.html", "b/c/index.html", "top.txt", guard.MARKER)}
+    (old / "a" / "index.html").unlink()
+    (old / "a").rmdir()
+    (old / "a").symlink_to(victim)  # swapped for a link after the scan
+    (old / "b").rename(tmp_path / "b-moved")
+    (old / "b").symlink_to(victim)  # a link in the middle of a nested path
+    (victim / "c").mkdir()
+    (victim / "c" / "index.html").write_text("not ours, reached through a link")
+    _remove_site(old, scanned)
+    assert not old.exists()
+    assert (victim / "index.html").read_text() == "not ours"
+    assert (victim / "deep" / "index.html").read_text() == "not ours either"
+    assert (victim / "c" / "index.html").read_text() == "not ours, reached through a link"
