@@ -448,6 +448,7 @@ def render_site(
         for listing in sorted(listings, key=lambda x: x.slug):
             family = listing.family.file
             mine = [(p.article.slug, p.figures, p.fingerprint) for p in pages if p.article.file == family]
+            kept_slugs = {cached[i].article.slug for i in cached if cached[i].article.file == family}
             chunk = listing_chunks[listing.slug]
             mine = sorted([*mine, (listing.slug, chunk, hashlib.sha256(chunk).hexdigest())])
             for n, start in enumerate(range(0, len(mine), FIGURES_PART_PAGES), 1):
@@ -461,7 +462,14 @@ def render_site(
                         files.keep(rel)  # every entry is as it was: the published part stands
                         part_keys[rel] = saved_parts[rel]
                         continue
-                part = [data if data is not None else _figures_from(sink, slug) for slug, data, _ in held]
+                published: dict[str, memoryview] | None = None  # kept pages' entries, from the part as published
+                part = []
+                for slug, data, _ in held:
+                    if data is None and slug in kept_slugs:
+                        if published is None:
+                            published = pagecache.part_entries(cache, rel, saved_parts)
+                        data = published.get(slug)
+                    part.append(data if data is not None else _figures_from(sink, slug))
                 pieces = figures_pieces(part)
                 files.add(rel, pieces if sink is not None else b"".join(pieces))
                 if key is not None:

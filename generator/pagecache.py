@@ -204,6 +204,48 @@ def figures_of(out: Path, slug: str) -> bytes | None:
     return chunk_of(data)
 
 
+def part_entries(out: Path, rel: str, saved: dict) -> dict[str, memoryview]:
+    """The article entries of the published figures part `rel`, by slug, when it is as the last build left it.
+
+    A part that must be written again (one of its pages changed) takes its
+    kept pages' entries from here: one read instead of one per page. Empty
+    when the part is missing, has another size than recorded, or does not
+    split cleanly; those pages are then read from their own figures.json.
+    """
+    known = saved.get(rel)
+    if not (isinstance(known, list) and len(known) == 2):
+        return {}
+    try:
+        with open(f"{os.fspath(out)}/{rel}", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return {}
+    if len(data) != known[1] or not data.startswith(FIGURES_HEAD):
+        return {}
+    end = data.rfind(b'\n}, "parts": ') if not data.endswith(FIGURES_TAIL) else len(data) - len(FIGURES_TAIL)
+    if end < 0:
+        return {}
+    # entries are joined by ",\n" and each ends with a line " }" that nothing inside an entry starts with;
+    # they are handed out as views of the one read, not copies (a part is about 6 MB)
+    view, found, pos, stop = memoryview(data), {}, len(FIGURES_HEAD), end
+    while pos < stop:
+        cut = data.find(b"\n },\n", pos, stop)
+        last = cut < 0
+        close = stop if last else cut + 3
+        head = data.find(b": {\n", pos, close)
+        try:
+            slug = json.loads(data[pos + 1 : head]) if data.startswith(b' "', pos) and head > 0 else None
+        except ValueError:
+            return {}
+        if not isinstance(slug, str) or not data.endswith(b"\n }", pos, close):
+            return {}
+        found[slug] = view[pos:close]
+        if last:
+            break
+        pos = cut + 5
+    return found
+
+
 def chunk_of(data: bytes) -> bytes | None:
     """The article entry inside a page's figures.json; None when the file is not one any more."""
     try:

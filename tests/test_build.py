@@ -328,6 +328,9 @@ def test_figures_parts_of_unchanged_pages_are_kept_not_read_back(tmp_path, monke
     assert again.exit_code == 0, again.output
     assert 0 < rendered_count(again.output) < len(family)
     assert 0 < len(read_back) < len(family) - 8  # at least one part of eight pages was not read back
+    # parts written again take their kept pages' entries from the published part: only pages rendered
+    # this time are read from their own figures.json
+    assert len(set(read_back)) <= rendered_count(again.output)
     assert run_cli(*args(content, out, "--check")).exit_code == 0
     # a kept part changed by hand (another size) is written again at the next build, whatever its key says
     kept = next(p for p in parts if not set(json.loads(p.read_text())["articles"]) & set(read_back))
@@ -337,6 +340,22 @@ def test_figures_parts_of_unchanged_pages_are_kept_not_read_back(tmp_path, monke
     assert run_cli(*args(content, out)).exit_code == 0
     assert set(json.loads(kept.read_text())["articles"]) <= set(read_back) | {"fine-tune-70b-every-setup"}
     assert run_cli(*args(content, out, "--check")).exit_code == 0
+
+
+def test_a_published_part_splits_back_into_its_entries(site, tmp_path):
+    """pagecache.part_entries cuts a part into the entries figures_pieces joined, for the parts of the default
+    site, and refuses a part whose size is not the one recorded."""
+    from generator import pagecache
+    from generator.build import figures_pieces
+
+    for rel in json.loads((site.out / "figures.json").read_text())["parts"]:
+        data = (site.out / rel).read_bytes()
+        found = pagecache.part_entries(site.out, rel, {rel: ["key", len(data)]})
+        assert list(found) == sorted(json.loads(data)["articles"])
+        assert b"".join(figures_pieces(list(found.values()))) == data
+        assert all(bytes(chunk).endswith(b"\n }") for chunk in found.values())
+        assert pagecache.part_entries(site.out, rel, {rel: ["key", len(data) + 1]}) == {}
+    assert pagecache.part_entries(site.out, "figures/none.json", {"figures/none.json": ["key", 1]}) == {}
 
 
 def test_library_versions_are_what_importlib_metadata_reports():
