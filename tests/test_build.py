@@ -65,11 +65,12 @@ def test_check_reports_drift(tmp_path):
 
 
 def test_rebuild_keeps_unchanged_files_untouched(tmp_path):
-    result, out = build(tmp_path)
+    content = make_content(tmp_path, families=True)  # a family and its listing: every kind of output file
+    result, out = build(tmp_path, content)
     assert result.exit_code == 0
     css = out / "assets" / "style.css"
     os.utime(css, (1_000_000_000, 1_000_000_000))
-    again = run_cli("build", "--force", "--content", str(CONTENT), "--out", str(out), "--templates", str(TEMPLATES))
+    again = run_cli("build", "--force", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES))
     assert "0 pages written" in again.output and "(0 files written" in again.output
     assert css.stat().st_mtime == 1_000_000_000
 

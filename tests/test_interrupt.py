@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import TEMPLATES, build, make_content, replace
+from conftest import CONTENT, TEMPLATES, build, make_content, replace
 
 import generator.write as w
 from generator.build import render_site
@@ -184,19 +184,16 @@ def test_syncing_waits_for_the_sites_file_system_only(tmp_path, monkeypatch):
     assert everything[-1:] == [1]
 
 
-def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path):
+def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, site):
     """SIGINT while pages render: status 130 (as shells report Ctrl-C), one line, no traceback, and the
     site published before is byte for byte what it was, with nothing left beside it."""
     import subprocess
     import sys
 
     out = tmp_path / "site"
-    content = make_content(tmp_path / "content-root", families="all")  # enough pages for progress lines
-    assert build(tmp_path, content, out)[0].exit_code == 0
+    shutil.copytree(site.out, out)  # the default site, built once for the session: enough pages for progress lines
     before = tree(out)
-    snapshot = content / "prices" / "nodus" / "2026-11-05.yaml"
-    snapshot.write_text(snapshot.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}"))
-    command = [sys.executable, "-m", "generator", "build", "--content", str(content), "--out", str(out)]
+    command = [sys.executable, "-m", "generator", "build", "--content", str(CONTENT), "--out", str(out)]
     command += ["--templates", str(TEMPLATES), "--jobs", "2", "--force"]
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = run.stderr.readline()  # the first progress line: pages are rendering
@@ -208,4 +205,4 @@ def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path):
     assert err.rstrip().endswith("interrupted; a build leaves the published folder as it was.")
     assert tree(out) == before
     assert not [p.name for p in tmp_path.glob(".site.*") if p.name.endswith((".staging", ".old"))]
-    assert build(tmp_path, content, out)[0].exit_code == 0  # and the next build works
+    assert build(tmp_path, CONTENT, out)[0].exit_code == 0  # and the next build works

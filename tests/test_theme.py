@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from conftest import CONTENT, ROOT, TEMPLATES, run_cli
+from conftest import CONTENT, ROOT, TEMPLATES, make_content, run_cli
 
 from generator import __version__, theme
 from generator.starter import ARTICLES, init_site
@@ -38,7 +38,8 @@ def test_a_site_without_templates_builds_with_the_theme(tmp_path, monkeypatch):
 
 
 def test_one_override_changes_only_its_file(tmp_path):
-    plain = _build(CONTENT, tmp_path / "plain")
+    content = make_content(tmp_path, families=True)  # written articles, a family and its listing
+    plain = _build(content, tmp_path / "plain")
     assert plain.exit_code == 0, plain.output
     own = tmp_path / "templates"
     (own / "assets").mkdir(parents=True)
@@ -46,7 +47,7 @@ def test_one_override_changes_only_its_file(tmp_path):
     assert "</footer>" in base
     (own / "base.html").write_text(base.replace("</footer>", "<p>Our own footer line</p></footer>"))
     (own / "assets" / "style.css").write_text("body { color: #123456; }\n")
-    result = _build(CONTENT, tmp_path / "own", own)
+    result = _build(content, tmp_path / "own", own)
     assert result.exit_code == 0, result.output
     page = (tmp_path / "own" / "dgx-spark-70b-qlora-cost" / "index.html").read_text()
     assert "Our own footer line" in page
