@@ -166,3 +166,15 @@ def test_each_page_cites_its_own_price_and_its_familys_utilization(tmp_path):
             assert [v for k, v in shown.items() if k.startswith("input.Hourly price")] == [price], slug
             checked += 1
     assert checked > 100
+
+
+def test_page_patterns_fill_placeholders_and_doubled_braces_only():
+    """A title or slug pattern's {name} takes the row's value (text or a count), '{{' and '}}' are braces,
+    and braces inside a value stay as they are."""
+    from generator.families import fill, pattern_problems
+
+    row = {"model_name": "Llama 3.3 70B", "count": 8, "gpu_name": "H100", "provider_name": "Cloud {eu}"}
+    pattern = "{model_name} on {count} × {gpu_name} at {provider_name} {{cheapest}}"
+    assert pattern_problems(pattern) == []
+    assert fill(pattern, row) == "Llama 3.3 70B on 8 × H100 at Cloud {eu} {cheapest}"
+    assert pattern_problems("{count:>4}") and pattern_problems("{model_name!r}") and pattern_problems("a } b")
