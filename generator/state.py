@@ -21,7 +21,7 @@ import stat
 import sys
 from pathlib import Path
 
-LIBRARIES = ("jinja2", "markdown-it-pyrs", "plotly", "pandas", "numpy", "PyYAML", "markupsafe", "pagefind-bin")
+LIBRARIES = ("jinja2", "markdown-it-pyrs", "pandas", "numpy", "PyYAML", "markupsafe", "pagefind-bin")
 
 
 def state_path(out: Path) -> Path:

@@ -11,6 +11,7 @@ import re
 
 import plotly.graph_objects as go
 import pytest
+from conftest import make_content, run_cli
 
 from generator import charts
 
@@ -70,12 +71,37 @@ def test_every_chart_of_the_default_site_is_valid(site):
         check(fig)
 
 
-def test_plotly_js_is_the_packaged_file():
+def test_the_site_ships_plotly_js_basic_at_the_version_the_validator_knows(site):
+    """The theme's plotly.js is the official basic bundle of the plotly.js that the pinned plotly package
+    (whose validators check every chart above) bundles, and the built site carries exactly that file."""
     import plotly.offline
 
     from generator.build import plotly_js
 
-    assert plotly_js() == plotly.offline.get_plotlyjs().encode("utf-8")
+    shipped = plotly_js()
+    version = re.search(r"plotly\.js v(\S+)", plotly.offline.get_plotlyjs()[:200]).group(1)
+    assert shipped.startswith(f"/**\n* plotly.js (basic - minified) v{version}\n".encode())
+    assert (site.out / "assets" / "plotly.min.js").read_bytes() == shipped
+    assert len(shipped) < 1_500_000  # the full bundle is 4.8 MB
+
+
+def test_every_trace_the_site_draws_is_in_the_basic_bundle(site):
+    """plotly.js basic registers scatter, bar and pie; a chart of another type would draw nothing."""
+    figures = [fig for page in sorted(site.out.glob("*/index.html")) for fig in page_figures(page.read_text())]
+    figures += BUILT
+    types = {trace.get("type", "scatter") for fig in figures for trace in fig["data"]}
+    assert types and types <= {"scatter", "bar", "pie"}, types
+
+
+def test_a_site_can_ship_its_own_plotly_js(tmp_path):
+    """A site that needs other trace types puts the full bundle in its templates/assets/."""
+    templates = tmp_path / "templates"
+    (templates / "assets").mkdir(parents=True)
+    (templates / "assets" / "plotly.min.js").write_text("/* the site's own plotly.js */\n")
+    out, content = tmp_path / "site", make_content(tmp_path)
+    result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(templates))
+    assert result.exit_code == 0, result.output
+    assert (out / "assets" / "plotly.min.js").read_text() == "/* the site's own plotly.js */\n"
 
 
 def test_a_shared_layout_refuses_changes_and_writes_the_same_json():
