@@ -240,9 +240,11 @@ def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
 _WATCHDOG: _Watchdog | None = None
 
 
-def time_budget(seconds: float = SECONDS):
-    """A context manager: ProseTimeout once `seconds` pass inside it (one watchdog thread per process)."""
+def time_budget(seconds: float | None = None):
+    """A context manager: ProseTimeout once `seconds` (SECONDS, read now) pass inside it (one watchdog per process)."""
     global _WATCHDOG
+    if seconds is None:
+        seconds = SECONDS
     if _WATCHDOG is None or _WATCHDOG.pid != os.getpid():  # a forked worker starts its own
         _WATCHDOG = _Watchdog()
     return _WATCHDOG.budget(seconds)

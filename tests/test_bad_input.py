@@ -16,6 +16,8 @@ import pytest
 import yaml
 from conftest import TEMPLATES, make_content, run_cli
 
+from generator import sandbox
+
 CASES = sorted((Path(__file__).parent / "bad").glob("*.yaml"))
 
 
@@ -73,6 +75,7 @@ def test_bad_input(path, tmp_path, monkeypatch, published):
     case = yaml.safe_load(path.read_text())
     apply_case(case, tmp_path)
     monkeypatch.chdir(tmp_path)  # so messages name content/... as a user would type it
+    monkeypatch.setattr(sandbox, "SECONDS", 1.0)  # a runaway template is stopped sooner; prose takes milliseconds
     before = snapshot(published)
     result = run_cli("build", "--content", "content", "--out", str(published), "--templates", str(TEMPLATES))
     output = result.output
