@@ -139,16 +139,24 @@ def _task(task: int | tuple[int, dict | None] | _SiteFiles) -> tuple:
     except jinja2.TemplateError as exc:
         raise BuildError(str(theme_problem(exc))) from None
     chunk = listing_chunk(listing).encode("utf-8")
-    return [
+    files = [
         (f"{listing.slug}/index.html", html),
         (f"{listing.slug}/{table.id}.csv", table_csv(table)),
         (f"{listing.slug}/figures.json", figures_doc([chunk])),
         *extra,  # the rows of long tables, loaded when a reader sorts or filters
-        (FIGURES_CHUNK, chunk),  # for the site's figures.json, not a file of its own
-    ], []
+    ]
+    sink = _JOB.get("sink")
+    if sink is not None:
+        # Written here, as a page's files are: the main process gets their outcomes and reads the
+        # listing's figures back from its figures.json for the family's part. Sending the files
+        # (150 MB for a 100,000-page family) put them in both processes' memory at once.
+        outcomes, folder = sink.store_page(listing.slug, files)
+        return [(LISTING_STORED, (outcomes, folder, hashlib.sha256(chunk).hexdigest()))], []
+    return [*files, (FIGURES_CHUNK, chunk)], []  # the chunk: for the site's figures.json, not a file
 
 
 FIGURES_CHUNK = "\0figures-chunk"
+LISTING_STORED = "\0listing-stored"
 
 
 class Kept(NamedTuple):
@@ -428,19 +436,13 @@ def render_site(
         if pool:
             pool.stop()  # the idle worker exits now, the other after the site files, while this process goes on
 
-        listed = []
-        for pair in listing_files:
-            for rel, data in pair:
-                if rel == FIGURES_CHUNK:
-                    listed.append((rel, data))
-                else:
-                    files.add(rel, data)
+        listing_chunks = _listing_results(listings, listing_files, files)
+        del listing_files  # a large listing's files are written: do not hold them to the end
         for name in ASSET_FILES + (("sort.js",) if listings else ()) + (("search.js",) if catalog.site.search else ()):
             files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
         if any(page.has_charts for page in pages):
             files.add("assets/plotly.min.js", plotly_js(templates))
         entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
-        listing_chunks = {x.slug: data for x, (_, data) in zip(listings, listed, strict=True)}
         # A family's pages and its listing go to parts of their own, so the site's figures.json stays
         # small at any size (a 100,000-row listing's entry alone is 45 MB)
         parts, part_keys = [], {}
@@ -448,8 +450,8 @@ def render_site(
             family = listing.family.file
             mine = [(p.article.slug, p.figures, p.fingerprint) for p in pages if p.article.file == family]
             kept_slugs = {cached[i].article.slug for i in cached if cached[i].article.file == family}
-            chunk = listing_chunks[listing.slug]
-            mine = sorted([*mine, (listing.slug, chunk, hashlib.sha256(chunk).hexdigest())])
+            chunk, digest = listing_chunks[listing.slug]
+            mine = sorted([*mine, (listing.slug, chunk, digest)])
             for n, start in enumerate(range(0, len(mine), FIGURES_PART_PAGES), 1):
                 rel = f"figures/{listing.slug}-{n}.json"
                 parts.append(rel)
@@ -487,6 +489,24 @@ def render_site(
                 files.add(rel, data)
         files.add(guard.MARKER, guard.manifest(files.paths()))  # last: it names every other file
     return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, part_keys, written, listings)
+
+
+def _listing_results(listings, results: list, files: Files | Publisher) -> dict[str, tuple[bytes | None, str]]:
+    """Record or add each listing's files; per listing, its figures entry (None: in its figures.json) and digest."""
+    chunks = {}
+    for listing, pairs in zip(listings, results, strict=True):
+        for rel, data in pairs:
+            if rel == FIGURES_CHUNK:
+                chunks[listing.slug] = (data, hashlib.sha256(data).hexdigest())
+            elif rel == LISTING_STORED:  # a worker wrote them (into a Publisher)
+                outcomes, folder, digest = data
+                files.record_page(listing.slug, outcomes)
+                if folder is not None:
+                    files.seen(f"{listing.slug}/", folder)
+                chunks[listing.slug] = (None, digest)
+            else:
+                files.add(rel, data)
+    return chunks
 
 
 def plotly_js(templates: Path | None = None) -> bytes:

@@ -26,8 +26,11 @@ def render_listing(renderer, listing):
         if r["model"] not in groups:
             order.append(r["model"])
             groups[r["model"]] = {"id": r["model"].replace(".", "-"), "name": r["model_name"], "fit": [], "out": []}
-        row = {**r, "label": f"{r['setup']} at {r['provider_name']}", "need": _need_text(r)}
-        groups[r["model"]]["fit" if r["fits"] else "out"].append(row)
+        # Each row gains its display text in place. A copy of every row (32 keys) for each of the
+        # page's two tables was most of what rendering a 100,000-page family's listing held.
+        r["label"] = f"{r['setup']} at {r['provider_name']}"
+        r["need"] = r["fit_text"] = _need_text(r)  # "fits", or what each GPU would need
+        groups[r["model"]]["fit" if r["fits"] else "out"].append(r)
     sections, extra = [], []
     for model in order:
         g = groups[model]
@@ -57,7 +60,7 @@ def render_listing(renderer, listing):
             Column("per_gpu_gb", "GB per GPU", "int", True),
             Column("fit_text", "Memory"),
         ],
-        [{**r, "fit_text": "fits" if r["fits"] else _need_text(r)} for r in listing.rows],
+        listing.rows,
     )
     site = renderer.catalog.site
     page = {
