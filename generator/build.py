@@ -374,6 +374,11 @@ def render_site(
             sink.start_flushing()  # after the fork: a thread is not copied into the workers
         stack.callback(_JOB.clear)
         pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
+        if pool is not None:
+            # Every combination's row (a third of this process's memory at 100,000 pages) is needed only
+            # by the worker that renders the listing, which has its own copy since the fork: let them go here.
+            for listing in listings:
+                listing.rows = []
         # read while the listing renders
         saved, saved_parts = pagecache.load(cache) if cache is not None and reuse else ({}, {})
         # the search index needs only titles and descriptions: Pagefind indexes them while pages render
