@@ -19,13 +19,6 @@ def _tree(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_two_builds_are_byte_identical(tmp_path, site):
-    """A second build (here in one process; the session's reference build forked two workers) gives the same bytes."""
-    again, out = build(tmp_path, out=tmp_path / "two")
-    assert again.exit_code == 0, again.output
-    assert _tree(out) == _tree(site.out)
-
-
 def test_build_does_not_depend_on_hash_seed_or_locale(tmp_path, site):
     env = dict(os.environ, PYTHONHASHSEED="123", LC_ALL="C", LANG="C", TZ="Pacific/Kiritimati")
     out = tmp_path / "other"
@@ -45,9 +38,14 @@ def test_build_does_not_depend_on_hash_seed_or_locale(tmp_path, site):
     assert _tree(out) == _tree(site.out)  # the session's build, made with the test run's own seed and locale
 
 
-def test_committed_site_is_what_content_builds():
-    diff = compare(render_site(CONTENT, TEMPLATES).files, ROOT / "site")
+def test_committed_site_is_what_content_builds_and_a_second_build_is_byte_identical(site):
+    """One more build of the default site, in this process and in memory (the session's reference build
+    forked two workers and published into a folder): the same bytes as that build, and as site/ in git."""
+    files = render_site(CONTENT, TEMPLATES).files
+    diff = compare(files, ROOT / "site")
     assert diff.clean, "site/ is stale; run 'make site' and commit:\n" + "\n".join(diff.lines())
+    again = compare(files, site.out)
+    assert again.clean, "two builds differ:\n" + "\n".join(again.lines())
 
 
 def test_check_reports_drift(tmp_path):
