@@ -31,6 +31,8 @@ from generator.render import Renderer, RenderProblem, json_encoder, table_csv, t
 from generator.workers import Workers
 from generator.write import Files, Publisher
 
+# plotly.min.js (with a chart) is plotly.js's "basic" bundle, scatter, bar and pie: every chart costpress
+# draws, at a quarter of the full bundle's 4.8 MB (docs/themes.md)
 ASSET_FILES = ("style.css", "favicon.svg")
 
 
@@ -45,7 +47,6 @@ class Result:
     cache: dict | None = None  # page-cache entries for the site just built
     parts: dict | None = None  # figures part -> [key, size], for the page cache (pagecache.part_key)
     written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
-    listings: list = dataclasses.field(default_factory=list)  # the families' listings (their rows, every combination)
 
 
 @dataclass
@@ -145,18 +146,25 @@ def _task(task: int | tuple[int, dict | None] | _SiteFiles) -> tuple:
         (f"{listing.slug}/figures.json", figures_doc([chunk])),
         *extra,  # the rows of long tables, loaded when a reader sorts or filters
     ]
+    digest = hashlib.sha256(chunk).hexdigest()
     sink = _JOB.get("sink")
-    if sink is not None:
-        # Written here, as a page's files are: the main process gets their outcomes and reads the
-        # listing's figures back from its figures.json for the family's part. Sending the files
-        # (150 MB for a 100,000-page family) put them in both processes' memory at once.
-        outcomes, folder = sink.store_page(listing.slug, files)
-        return [(LISTING_STORED, (outcomes, folder, hashlib.sha256(chunk).hexdigest()))], []
-    return [*files, (FIGURES_CHUNK, chunk)], []  # the chunk: for the site's figures.json, not a file
+    if sink is None:
+        return _ListingOut(files, None, chunk, digest), []
+    # Written here, as a page's files are: the main process gets their outcomes and reads the
+    # listing's figures back from its figures.json for the family's part. Sending the files
+    # (150 MB for a 100,000-page family) put them in both processes' memory at once.
+    outcomes, folder = sink.store_page(listing.slug, files)
+    return _ListingOut(outcomes, folder, None, digest), []
 
 
-FIGURES_CHUNK = "\0figures-chunk"
-LISTING_STORED = "\0listing-stored"
+class _ListingOut(NamedTuple):
+    """A rendered listing: its files, or with a Publisher their outcomes (and its folder's stat, as for a page);
+    its entry in the site's figures (None: in its figures.json, written) and that entry's digest."""
+
+    files: list
+    folder: tuple[int, int] | None
+    chunk: bytes | None
+    digest: str
 
 
 class Kept(NamedTuple):
@@ -424,9 +432,9 @@ def render_site(
                     cache_entries[info.article.slug] = info.cache
                 info.files = []  # the bytes live in `files` now
         if pool:
-            listing_files = [pool.results(number)[0][0] for number in pending]
+            listed = [pool.results(number)[0][0] for number in pending]
         else:
-            listing_files = [_task(-1 - k)[0] for k in range(len(listings))]
+            listed = [_task(-1 - k)[0] for k in range(len(listings))]
         for info in cached.values():
             cache_entries[info.article.slug] = saved[info.article.slug]
         order = [i for i in range(len(articles)) if i in rendered or i in cached]
@@ -441,12 +449,12 @@ def render_site(
         if pool:
             pool.stop()  # the idle worker exits now, the other after the site files, while this process goes on
 
-        listing_chunks = _listing_results(listings, listing_files, files)
-        del listing_files  # a large listing's files are written: do not hold them to the end
-        for name in ASSET_FILES + (("sort.js",) if listings else ()) + (("search.js",) if catalog.site.search else ()):
+        listing_chunks = _record_listings(listings, listed, files)
+        del listed  # a large listing's files are written: do not hold them to the end
+        assets = ASSET_FILES + (("sort.js",) if listings else ()) + (("search.js",) if catalog.site.search else ())
+        assets += ("plotly.min.js",) if any(page.has_charts for page in pages) else ()
+        for name in assets:  # the site's own file (templates/assets/) over the theme's
             files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
-        if any(page.has_charts for page in pages):
-            files.add("assets/plotly.min.js", plotly_js(templates))
         entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
         # A family's pages and its listing go to parts of their own, so the site's figures.json stays
         # small at any size (a 100,000-row listing's entry alone is 45 MB)
@@ -493,38 +501,21 @@ def render_site(
             for rel, data in index.files():
                 files.add(rel, data)
         files.add(guard.MARKER, guard.manifest(files.paths()))  # last: it names every other file
-    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, part_keys, written, listings)
+    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, part_keys, written)
 
 
-def _listing_results(listings, results: list, files: Files | Publisher) -> dict[str, tuple[bytes | None, str]]:
-    """Record or add each listing's files; per listing, its figures entry (None: in its figures.json) and digest."""
-    chunks = {}
-    for listing, pairs in zip(listings, results, strict=True):
-        for rel, data in pairs:
-            if rel == FIGURES_CHUNK:
-                chunks[listing.slug] = (data, hashlib.sha256(data).hexdigest())
-            elif rel == LISTING_STORED:  # a worker wrote them (into a Publisher)
-                outcomes, folder, digest = data
-                files.record_page(listing.slug, outcomes)
-                if folder is not None:
-                    files.seen(f"{listing.slug}/", folder)
-                chunks[listing.slug] = (None, digest)
-            else:
+def _record_listings(listings, listed: list[_ListingOut], files: Files | Publisher) -> dict[str, tuple]:
+    """Add each listing's files, or record those its worker wrote into a Publisher;
+    per listing slug, its figures entry (None: in its figures.json) and that entry's digest."""
+    for listing, out in zip(listings, listed, strict=True):
+        if out.chunk is None:  # its worker wrote the files
+            files.record_page(listing.slug, out.files)
+            if out.folder is not None:
+                files.seen(f"{listing.slug}/", out.folder)
+        else:
+            for rel, data in out.files:
                 files.add(rel, data)
-    return chunks
-
-
-def plotly_js(templates: Path | None = None) -> bytes:
-    """plotly.js for the site's charts: the theme's basic bundle, or a site's own assets/plotly.min.js.
-
-    The theme ships plotly.js's official "basic" distribution (scatter, bar and
-    pie traces: every chart costpress draws) at the version the pinned plotly
-    package bundles. It is a quarter of the full bundle's 4.8 MB, and a browser
-    runs it in a quarter of the time before a page's charts appear (0.28 s
-    against 1.26 s in headless Chromium). A site that needs other trace types
-    can put the full bundle in its templates/assets/ (see docs/themes.md).
-    """
-    return theme.find(templates, "assets/plotly.min.js").read_bytes()
+    return {listing.slug: (out.chunk, out.digest) for listing, out in zip(listings, listed, strict=True)}
 
 
 KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "benchmarks.yaml", "about.md"}

@@ -29,7 +29,7 @@ def render_listing(renderer, listing):
         # Each row gains its display text in place. A copy of every row (32 keys) for each of the
         # page's two tables was most of what rendering a 100,000-page family's listing held.
         r["label"] = f"{r['setup']} at {r['provider_name']}"
-        r["need"] = r["fit_text"] = _need_text(r)  # "fits", or what each GPU would need
+        r["need"] = _need_text(r)  # "fits", or what each GPU would need
         groups[r["model"]]["fit" if r["fits"] else "out"].append(r)
     sections, extra = [], []
     for model in order:
@@ -58,7 +58,7 @@ def render_listing(renderer, listing):
             Column("usd_per_million", "USD per million tokens", "usd", True),
             Column("cost_with_startup", "Reference run (USD)", "usd", True),
             Column("per_gpu_gb", "GB per GPU", "int", True),
-            Column("fit_text", "Memory"),
+            Column("need", "Memory"),
         ],
         listing.rows,
     )

@@ -4,7 +4,7 @@ After a build publishes, `.<out>.build-state` records a digest of content/,
 templates/, costpress's own source and the versions of the libraries that shape
 the output, plus the inode and modification time of every output folder. When the next
 build finds the same digest and untouched folders, nothing can differ, so it
-stops before loading pandas, plotly or any content. A file rewritten in place
+stops before loading pandas or any content. A file rewritten in place
 (not replaced) is not noticed: `build --force` renders everything, and
 `build --check` always compares every byte. This module
 imports only the standard library to keep that path fast.

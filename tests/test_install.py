@@ -39,7 +39,7 @@ def test_wheel_installs_inits_builds_and_takes_an_override(tmp_path):
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(src)], tmp_path, env)
     wheel = next(dist.glob("costpress-*.whl"))
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
-    # --no-compile: byte-compiling every dependency (pandas, plotly) is two-thirds of the install and tests nothing
+    # --no-compile: byte-compiling every dependency (pandas above all) is two-thirds of the install and tests nothing
     _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile", str(wheel)], tmp_path, env)
     costpress = str(venv / "bin" / "costpress")
 
