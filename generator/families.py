@@ -10,8 +10,11 @@ page with every combination, fitting or not.
 from __future__ import annotations
 
 import bisect
+import collections
 import datetime as dt
+import itertools
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +68,7 @@ class Listing:
     title: str
     description: str
     date: dt.date
-    rows: list[dict]
+    rows: list[Row]
     prices_checked: list[dt.date]
     tags: tuple[str, ...] = ()
     kind: str = "listing"  # made from the family's inputs, as its pages are
@@ -133,7 +136,7 @@ def _slug(text: str) -> str:
     return SLUG_GAPS.sub("-", text.lower()).strip("-")
 
 
-def family_grid(cat: Catalog, fam: Family) -> list[dict]:
+def family_grid(cat: Catalog, fam: Family) -> list[Row]:
     """Every model × method × offer of the family, with fit and reference-run cost, in one pass, ranked.
 
     The costs are the engine's flop_costs (what engine.flop_grid computes for a
@@ -141,6 +144,8 @@ def family_grid(cat: Catalog, fam: Family) -> list[dict]:
     pandas nor numpy.
     """
     axes, p = fam.data["axes"], fam.data["params"]
+    tokens, util, startup = float(p["reference_tokens"]), float(p["utilization"]), p["startup_hours"]
+    pattern = fam.data["page"]["slug"]
     rows = []
     for i, model_id in enumerate(axes["models"]):
         if model_id not in cat.models:
@@ -160,20 +165,50 @@ def family_grid(cat: Catalog, fam: Family) -> list[dict]:
                 for offer in snap.offers:
                     row = setup_row(cat, model, method, offer, p.get("attention_sequence_length"))
                     row["key"] = f"{model_id}/{row['key']}"
-                    rows.append(row)
-    if not rows:
-        return []
-    tokens, util, startup = float(p["reference_tokens"]), float(p["utilization"]), p["startup_hours"]
-    pattern = fam.data["page"]["slug"]
-    for row in rows:
-        row["tokens"], row["utilization"] = tokens, util
-        costs = engine.flop_costs(
-            float(row["ops_per_param"]), row["parameters"], tokens, float(row["peak_tflops"]), util,
-            float(row["usd_per_hour"]), startup,
-        )  # fmt: skip
-        row.update(costs)
-        row["slug"] = _slug(fill(pattern, row)) if row["fits"] else None
-    return engine.rank_rows(rows, "usd_per_million")
+                    row["setup"] = sys.intern(row["setup"])  # a few GPU counts and names
+                    row["tokens"], row["utilization"] = tokens, util
+                    costs = engine.flop_costs(
+                        float(row["ops_per_param"]), row["parameters"], tokens, float(row["peak_tflops"]), util,
+                        float(row["usd_per_hour"]), startup,
+                    )  # fmt: skip
+                    row.update(costs)
+                    row["slug"] = _slug(fill(pattern, row)) if row["fits"] else None
+                    rows.append(Row(row))
+    return engine.rank_rows(rows, "usd_per_million") if rows else []
+
+
+class Row:
+    """One combination of a family's grid: the values of setup_row and its reference-run costs.
+
+    Read as a mapping (`row["cost_with_startup"]`, `row.get(...)`) or by
+    attribute, as templates do. A 100,000-page family has about 180,000 of
+    them, held by the listing's worker: as dicts they were 830 bytes each
+    before their values, in slots 290.
+    """
+
+    __slots__ = (
+        *("key", "model", "model_name", "method", "method_name", "family", "provider", "provider_name", "offer"),
+        *("checked", "gpu", "gpu_name", "gpu_short", "count", "setup", "peak_tflops", "memory_gb", "state_gb"),
+        *("per_gpu_gb", "gpu_memory_gb", "fits", "usd_per_hour", "ops_per_param", "parameters", "tokens"),
+        *("utilization", "hours", "training_cost", "startup_cost", "cost_with_startup", "usd_per_million", "slug"),
+        *("label", "need"),  # the listing's display text (listing.py)
+    )
+
+    def __init__(self, values: dict) -> None:
+        collections.deque(map(setattr, itertools.repeat(self), values.keys(), values.values()), 0)  # a loop in C
+
+    # row[name] is the attribute (a missing one raises AttributeError, which Jinja and format_map report too)
+    __getitem__ = object.__getattribute__
+    __setitem__ = object.__setattr__
+
+    def get(self, name: str, default=None):
+        return getattr(self, name, default)
+
+    def __contains__(self, name: str) -> bool:
+        return hasattr(self, name)
+
+    def __repr__(self) -> str:
+        return f"Row({self.key!r})"
 
 
 def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
