@@ -21,7 +21,7 @@ import jinja2
 
 from generator import guard, pagecache, search, state, svg, theme
 from generator.articles import build_context
-from generator.claims import claim_lines, claims_of
+from generator.claims import claim_line, claim_lines, claims_of
 from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
 from generator.lint import warnings as lint_warnings
@@ -44,12 +44,12 @@ class Result:
     warnings: list[str]
     workers: int = 1
     rendered: int = 0  # articles rendered this time (the rest kept their files)
-    cache: dict | None = None  # page-cache entries for the site just built
+    cache: pagecache.Spool | None = None  # the page cache for the site just built, to commit once it is published
     parts: dict | None = None  # figures part -> [key, size], for the page cache (pagecache.part_key)
     written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
 
 
-@dataclass
+@dataclass(slots=True)  # one per page, held to the end of the build: no __dict__ each
 class PageInfo:
     """What the site-wide files need from one rendered page, once its bytes are out."""
 
@@ -82,7 +82,16 @@ class PageInfo:
 
     @classmethod
     def unpacked(cls, article: Article, fields: tuple) -> PageInfo:
-        return cls(article, *fields)
+        info = cls(article, *fields)
+        # A family's pages repeat a few lists of dates, providers and unsourced inputs: keep one of each
+        # (each came out of the pipe as a copy of its own; 100,000 pages held 30 MB of them).
+        info.prices_checked = _SHARED.setdefault(tuple(info.prices_checked), info.prices_checked)
+        info.providers = _SHARED.setdefault(tuple(info.providers), info.providers)
+        info.unsourced = _SHARED.setdefault(tuple(info.unsourced), info.unsourced)
+        return info
+
+
+_SHARED: dict[tuple, list] = {}  # see PageInfo.unpacked
 
 
 # Set before the worker processes fork, so each worker inherits the loaded catalog.
@@ -104,7 +113,12 @@ def _site_files(task: _SiteFiles) -> dict[str, bytes]:
     checks for warnings: the end of a large build runs on both cores.
     """
     arts, renderer, listings = _JOB["articles"], _JOB["renderer"], _JOB["listings"]
-    pages = [_Listed(arts[i], [dt.date.fromordinal(d) for d in days], task.answers.get(i)) for i, days in task.pages]
+    dates: dict[tuple, list] = {}  # a family's pages share a few lists of dates: one of each
+    pages = [
+        _Listed(arts[i], dates.get(key := tuple(days)) or dates.setdefault(key, [*map(dt.date.fromordinal, days)]),
+                task.answers.get(i))
+        for i, days in task.pages
+    ]  # fmt: skip
     try:
         return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
     except jinja2.TemplateError as exc:  # a site's own template, or the theme
@@ -139,22 +153,34 @@ def _task(task: int | tuple[int, dict | None] | _SiteFiles) -> tuple:
         html, table, extra = _JOB["renderer"].render_listing(listing)
     except jinja2.TemplateError as exc:
         raise BuildError(str(theme_problem(exc))) from None
-    chunk = listing_chunk(listing).encode("utf-8")
-    files = [
-        (f"{listing.slug}/index.html", html),
-        (f"{listing.slug}/{table.id}.csv", table_csv(table)),
-        (f"{listing.slug}/figures.json", figures_doc([chunk])),
-        *extra,  # the rows of long tables, loaded when a reader sorts or filters
-    ]
-    digest = hashlib.sha256(chunk).hexdigest()
-    sink = _JOB.get("sink")
+    slug, sink = listing.slug, _JOB.get("sink")
+    names = (f"{slug}/index.html", f"{slug}/{table.id}.csv", f"{slug}/figures.json")
     if sink is None:
-        return _ListingOut(files, None, chunk, digest), []
-    # Written here, as a page's files are: the main process gets their outcomes and reads the
-    # listing's figures back from its figures.json for the family's part. Sending the files
-    # (150 MB for a 100,000-page family) put them in both processes' memory at once.
-    outcomes, folder = sink.store_page(listing.slug, files)
-    return _ListingOut(outcomes, folder, None, digest), []
+        chunk = b"".join(listing_chunk(listing))
+        files = [
+            (names[0], html),
+            (names[1], table_csv(table)),
+            (names[2], figures_doc([chunk])),
+            *((rel, b"".join(pieces)) for rel, pieces in extra),
+        ]
+        return _ListingOut(files, None, chunk, hashlib.sha256(chunk).hexdigest()), []
+    # Written here, as a page's files are, and each as soon as it is made: the main process gets
+    # their outcomes and reads the listing's figures back from its figures.json for the family's
+    # part. A 100,000-page family's listing files come to 130 MB, and held together with what
+    # made them they doubled its worker's memory.
+    first, _ = sink.store_page(slug, [(names[0], html), *extra])  # the rows of long tables, as pieces
+    del html, extra
+    csv, _ = sink.store_page(slug, [(names[1], table_csv(table))])
+    del table
+    pieces = listing_chunk(listing)
+    digest = hashlib.sha256()
+    for piece in pieces:
+        digest.update(piece)
+    figures, folder = sink.store_page(slug, [(names[2], [pagecache.FIGURES_HEAD, *pieces, pagecache.FIGURES_TAIL])])
+    outcomes = [first[0], *csv, *figures, *first[1:]]
+    # the folder's stat after its last file, valid when every file was written
+    folder = folder if all(status != "unchanged" for _, _, status in outcomes) else None
+    return _ListingOut(outcomes, folder, None, digest.hexdigest()), []
 
 
 class _ListingOut(NamedTuple):
@@ -194,9 +220,9 @@ def _kept(i: int, entry: dict | None) -> Kept | None:
     return Kept(chunk if _JOB.get("sink") is None or art.file not in _JOB["family_files"] else None)
 
 
-def listing_chunk(listing) -> str:
-    """A listing's figures.json entry: each priced row's figures, and per model which setup is cheapest,
-    how many fit, and what each setup that does not fit would need."""
+def listing_chunk(listing) -> list[bytes]:
+    """A listing's figures.json entry, encoded in pieces: each priced row's figures, and per model which
+    setup is cheapest, how many fit, and what each setup that does not fit would need."""
     from generator.listing import _need_text
     from generator.model import Figure
 
@@ -221,7 +247,7 @@ def listing_chunk(listing) -> str:
             )
         claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
     claims.sort()
-    return figures_chunk(listing.slug, listing.title, figures, listing.prices_checked, claims)
+    return figures_chunk_pieces(listing.slug, listing.title, figures, listing.prices_checked, claims)
 
 
 def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
@@ -373,7 +399,6 @@ def render_site(
     workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
     written = 0
-    cache_entries: dict[str, dict | bytes] = {}  # saved entries as dicts, new ones as a worker's member JSON
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
         # process reads it; the workers then keep or render the pages beside the listing.
@@ -381,6 +406,10 @@ def render_site(
         if pool is not None and sink is not None:
             sink.start_flushing()  # after the fork: a thread is not copied into the workers
         stack.callback(_JOB.clear)
+        # page-cache entries go to a file as pages come back (saved ones as dicts, new ones as a worker's JSON)
+        spool = pagecache.Spool(cache) if cache is not None and sink is not None else None
+        if spool is not None:  # a build that fails leaves no partial cache file
+            stack.push(lambda kind, _exc, _tb: kind is not None and spool.discard())
         pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
         if pool is not None:
             # Every combination's row (a third of this process's memory at 100,000 pages) is needed only
@@ -419,6 +448,8 @@ def render_site(
                     entry["fingerprint"],
                 )
                 files.keep_page(art.slug, list(entry["files"]))
+                if spool is not None:
+                    spool.add(art.slug, entry)
             elif packed is not None:
                 info = rendered[i] = PageInfo.unpacked(articles[i], packed)
                 if sink is not None:
@@ -428,15 +459,13 @@ def render_site(
                 else:
                     for rel, data in info.files:
                         files.add(rel, data)
-                if info.cache is not None:
-                    cache_entries[info.article.slug] = info.cache
-                info.files = []  # the bytes live in `files` now
+                if info.cache is not None and spool is not None:
+                    spool.add(info.article.slug, info.cache)
+                info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the spool
         if pool:
             listed = [pool.results(number)[0][0] for number in pending]
         else:
             listed = [_task(-1 - k)[0] for k in range(len(listings))]
-        for info in cached.values():
-            cache_entries[info.article.slug] = saved[info.article.slug]
         order = [i for i in range(len(articles)) if i in rendered or i in cached]
         pages = [rendered.get(i) or cached[i] for i in order]
         if problems:
@@ -500,8 +529,9 @@ def render_site(
         elif index is not None:
             for rel, data in index.files():
                 files.add(rel, data)
-        files.add(guard.MARKER, guard.manifest(files.paths()))  # last: it names every other file
-    return Result(catalog, pages, files, found, workers, len(rendered), cache_entries, part_keys, written)
+        marker = guard.manifest_pieces(files.paths())
+        files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
+    return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written)
 
 
 def _record_listings(listings, listed: list[_ListingOut], files: Files | Publisher) -> dict[str, tuple]:
@@ -600,6 +630,29 @@ def figures_chunk(slug: str, title: str, figures, prices_checked, claims=()) -> 
     )
 
 
+PIECE_LINES = 4096  # lines of figures or claims per encoded piece of a large entry
+
+
+def figures_chunk_pieces(slug: str, title: str, figures: list, prices_checked, claims: list) -> list[bytes]:
+    """figures_chunk(...).encode("utf-8"), in pieces of PIECE_LINES lines: a large listing's entry
+    (48 MB at 100,000 pages) is never one string, nor one list of every line. Sorts `figures`."""
+    figures.sort(key=_by_id)
+    out = [f' {_enc(slug)}: {{\n  "claims": [\n'.encode()]
+    _lines_into(out, claims, claim_line)
+    out.append(b'\n  ],\n  "figures": [\n')
+    _lines_into(out, figures, _figure_line)
+    checked = _enc([d.isoformat() for d in prices_checked])
+    out.append(f'\n  ],\n  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'.encode())
+    return out
+
+
+def _lines_into(out: list[bytes], items: list, line: Callable) -> None:
+    """Append '   ' + ",\n   ".join(line(item) ...) to `out`, encoded a few thousand lines at a time."""
+    for start in range(0, len(items), PIECE_LINES):
+        text = ",\n   ".join(map(line, items[start : start + PIECE_LINES]))
+        out.append(((",\n   " if start else "   ") + text).encode())
+
+
 _string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C function json uses
 
 
@@ -613,15 +666,15 @@ def _figure_line(f) -> str:
     return _figure_head(f.id, f.unit, tuple(f.inputs)) + number + "}"
 
 
-@functools.lru_cache(maxsize=16_384)  # a family's pages show figures of the same ids, units and inputs
+@functools.lru_cache(maxsize=4096)  # a family's pages show figures of the same ids, units and inputs
 def _figure_head(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
     shown = "[" + ", ".join(map(_string, inputs)) + "]" if inputs else "[]"
     return f'{{"id": {_string(fid)}, "inputs": {shown}, "unit": {_string(unit)}, "value": '
 
 
-def _figures_from(sink: Publisher, slug: str) -> bytes:
+def _figures_from(sink: Publisher, slug: str) -> memoryview:
     """A page's entry in the site's figures, from the figures.json it has in the new site."""
-    chunk = pagecache.chunk_of(sink.current(f"{slug}/figures.json"))
+    chunk = pagecache.chunk_of(sink.current(f"{slug}/figures.json"), view=True)
     if chunk is None:  # this build wrote the file, or checked it when it kept the page: it changed since
         raise BuildError(f"{slug}/figures.json changed while the site was being built")
     return chunk

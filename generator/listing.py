@@ -42,8 +42,7 @@ def render_listing(renderer, listing):
         g["hidden"], g["out_more"] = g["count"] - g["shown_count"], len(g["out"]) - len(g["out_shown"])
         g["rows_file"] = f"rows-{g['id']}.txt" if g["hidden"] else None  # HTML table rows, not a page
         if g["rows_file"]:  # the same rows as the page's table, every one of them
-            rows = renderer.html.get_template("_listing_rows.html").module.rows(g["fit"], g["table"].columns[1:], ROOT)
-            extra.append((f"{listing.slug}/{g['rows_file']}", str(rows).encode("utf-8")))
+            extra.append((f"{listing.slug}/{g['rows_file']}", _rows_file(renderer, g["fit"], g["table"].columns[1:])))
         sections.append(g)
     table = Table(
         "combinations",
@@ -79,6 +78,21 @@ def render_listing(renderer, listing):
     return renderer.html.get_template("listing.html").render(page=page).encode("utf-8"), table, extra
 
 
+def _rows_file(renderer, rows: list, columns: list) -> list[bytes]:
+    """A long table's rows file, as pieces: the rows macro's output for each run of ROWS_PER_PIECE rows.
+
+    One call over 100,000 rows held every piece of text the macro made at once
+    (about 300 MB); the file is the same for the theme's macro, whose runs of
+    rows join with blank lines that the page ignores.
+    """
+    macro = renderer.html.get_template("_listing_rows.html").module.rows
+    return [
+        str(macro(rows[start : start + ROWS_PER_PIECE], columns, ROOT)).encode("utf-8")
+        for start in range(0, len(rows), ROWS_PER_PIECE)
+    ]
+
+
+ROWS_PER_PIECE = 2000  # rows of a rows file rendered at a time
 ROOT = "../"  # from a listing (and the rows it loads) to the site's root
 LISTING_SHOWN = 100  # a listing's rows per model in its page; the rest load on demand (rows-<model>.txt)
 SORTED_BY = 3  # a listing's rows come in the order of its fourth column, USD per million tokens (families.py)

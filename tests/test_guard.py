@@ -387,3 +387,22 @@ def test_removing_a_replaced_site_never_follows_a_folder_that_became_a_link(tmp_
     assert (victim / "index.html").read_text() == "not ours"
     assert (victim / "deep" / "index.html").read_text() == "not ours either"
     assert (victim / "c" / "index.html").read_text() == "not ours, reached through a link"
+
+
+def test_the_marker_names_every_other_file_sorted_one_per_line_in_pieces_or_whole(monkeypatch, tmp_path):
+    paths = ["b/index.html", guard.MARKER, "a/figures.json", "top.txt", "a/index.html", "ü/x.md"]
+    expected = guard.MARKER_HEAD + "a/figures.json\na/index.html\nb/index.html\ntop.txt\nü/x.md\n"
+    for size in (1, 2, 100):  # a large site's marker is made a few thousand lines at a time
+        monkeypatch.setattr(guard, "MANIFEST_LINES", size)
+        pieces = guard.manifest_pieces(paths)
+        assert len(pieces) == 1 + -(-5 // size)
+        assert b"".join(pieces) == guard.manifest(paths) == expected.encode("utf-8")
+    assert guard.manifest([]) == guard.MARKER_HEAD.encode("utf-8")
+    (tmp_path / "marker").write_bytes(b"".join(pieces))
+    assert guard._listed(str(tmp_path / "marker")) == {
+        "a/figures.json",
+        "a/index.html",
+        "b/index.html",
+        "top.txt",
+        "ü/x.md",
+    }

@@ -211,8 +211,14 @@ def _build(
         return
     state.forget(dest)
     pagecache.forget(dest)
-    diff = sink.finish()
-    pagecache.save(dest, result.cache or {}, result.parts)
+    try:
+        diff = sink.finish()
+    except BaseException:
+        if result.cache is not None:
+            result.cache.discard()
+        raise
+    if result.cache is not None:
+        result.cache.commit(result.parts)
     if digest is not None:
         state.record(dest, digest, result.warnings, sink.folder_stats())
     _KEPT[:] = [result, sink]  # see _KEPT
