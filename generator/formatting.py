@@ -192,7 +192,7 @@ def _keep_units(text: str) -> str:
     return _GPU_NAME.sub(NBSP, text) if "0 " in text or "SXM" in text or "PCIe" in text else text
 
 
-_kept_units = functools.lru_cache(maxsize=65536)(_keep_units)
+_kept_units = functools.lru_cache(maxsize=16_384)(_keep_units)
 
 
 def setup(count: int, gpu_name: str) -> str:

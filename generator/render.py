@@ -42,7 +42,9 @@ def md_escape(value: Any) -> str:
     return _md_escape_text(str(value))
 
 
-@functools.lru_cache(maxsize=100_000)  # about 70 calls a family page, on a few hundred distinct strings
+# Caches of text hold a few thousand entries: most misses are a page's own text, which never comes
+# back, and caps of 65,536 and more filled each worker of a 100,000-page build with 130 MB of it.
+@functools.lru_cache(maxsize=16_384)  # about 70 calls a family page, on a few hundred distinct strings
 def _md_escape_text(text: str) -> str:
     if MD_PLAIN.fullmatch(text):  # most misses are numbers a table shows: nothing to escape or join
         return text
@@ -256,7 +258,7 @@ class Markdown:
         self._md = MarkdownIt("zero")
         self._md.enable_many(MARKDOWN_RULES)
         # a family's pages share whole paragraphs: render each distinct text once
-        self._raw = functools.lru_cache(maxsize=20_000)(self._md.render)
+        self._raw = functools.lru_cache(maxsize=4096)(self._md.render)
 
     def render(self, source: str, env: dict | None = None) -> str:
         """HTML for `source`; heading ids stay unique across calls that share `env`."""
@@ -342,7 +344,7 @@ def output_escape(value: Any) -> str:
     return _escape_text(value)
 
 
-@functools.lru_cache(maxsize=65_536)  # titles, descriptions and labels come back on every page of a family
+@functools.lru_cache(maxsize=16_384)  # titles, descriptions and labels come back on every page of a family
 def _escape_text(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("'", "&#39;").replace('"', "&#34;")

@@ -3,11 +3,13 @@ robots.txt, the 404 page, the about and search pages, and a page and a feed per 
 
 from __future__ import annotations
 
+import datetime as dt
 import urllib.parse
+from typing import NamedTuple
 
 from markupsafe import Markup
 
-from generator.render import Page, _entry, slugify
+from generator.render import Page, _entry, page_dates, slugify
 
 
 def _entries(pages: list[Page], listings=()) -> list[dict]:
@@ -43,14 +45,19 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
     site = renderer.catalog.site
     base = site.base_url if site.base_url.endswith("/") else site.base_url + "/"
     entries = _entries(pages, listings)
-    every = entries + [_entry(p.article, p.prices_checked) for p in pages if p.article.kind == "setup"]
-    every = [{"url": f"{e['article'].slug}/", "modified": e["modified"]} for e in every]
+    every = [Address(f"{e['article'].slug}/", e["modified"]) for e in entries]
+    # a family page's address and date, with no entry of its own (100,000 of them were 70 MB)
+    every += [
+        Address(f"{p.article.slug}/", page_dates(p.article, p.prices_checked)[1])
+        for p in pages
+        if p.article.kind == "setup"
+    ]
     updated = max((e["modified"] for e in entries), default=None)
     xml = renderer.xml
     tags = _tags(entries)
-    every += [{"url": "tags/", "modified": updated}] if tags else []
-    every += [{"url": "about/", "modified": updated}] if renderer.catalog.about is not None else []
-    every += [{"url": f"tags/{t['slug']}/", "modified": t["updated"]} for t in tags]
+    every += [Address("tags/", updated)] if tags else []
+    every += [Address("about/", updated)] if renderer.catalog.about is not None else []
+    every += [Address(f"tags/{t['slug']}/", t["updated"]) for t in tags]
     files = {  # always there: every page's navigation links to it
         "tags/index.html": renderer.html.get_template("tags.html")
         .render(page={"root": "../", "tags": tags, "url": f"{base}tags/"})
@@ -101,12 +108,19 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
     )
 
 
+class Address(NamedTuple):
+    """A sitemap's line: an address under the site's base and the date its page last changed."""
+
+    url: str
+    modified: dt.date | None
+
+
 SITEMAP_LIMIT = 50_000  # URLs in one sitemap file, by the sitemap protocol
 
 
 def sitemaps(xml, base: str, entries: list[dict], updated, limit: int = SITEMAP_LIMIT) -> dict[str, bytes]:
     """sitemap.xml; past `limit` addresses (the home page counts), a sitemap index over numbered sitemap files."""
-    everything = [{"url": "", "modified": updated}, *entries]
+    everything = [Address("", updated), *entries]
     if len(everything) <= limit:
         return {"sitemap.xml": xml.get_template("sitemap.xml").render(base=base, entries=everything).encode("utf-8")}
     files, parts = {}, []
@@ -114,7 +128,7 @@ def sitemaps(xml, base: str, entries: list[dict], updated, limit: int = SITEMAP_
         chunk = everything[start : start + limit]
         name = f"sitemaps/sitemap-{n}.xml"
         files[name] = xml.get_template("sitemap.xml").render(base=base, entries=chunk).encode("utf-8")
-        dated = [e["modified"] for e in chunk if e["modified"] is not None]
-        parts.append({"url": name, "modified": max(dated) if dated else None})
+        dated = [e.modified for e in chunk if e.modified is not None]
+        parts.append(Address(name, max(dated) if dated else None))
     files["sitemap.xml"] = xml.get_template("sitemapindex.xml").render(base=base, entries=parts).encode("utf-8")
     return files

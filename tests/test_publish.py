@@ -68,12 +68,12 @@ def test_sitemap_index_past_the_protocol_limit():
 
     from generator import theme
     from generator.render import _Environment
-    from generator.sitefiles import SITEMAP_LIMIT, sitemaps
+    from generator.sitefiles import SITEMAP_LIMIT, Address, sitemaps
 
     assert SITEMAP_LIMIT == 50_000  # the sitemap protocol's limit per file
     xml = _Environment(loader=jinja2.FileSystemLoader(str(theme.DEFAULT)), autoescape=True)
     day = dt.date(2026, 11, 30)
-    entries = [{"url": f"p{i}/", "modified": day - dt.timedelta(days=i)} for i in range(7)]
+    entries = [Address(f"p{i}/", day - dt.timedelta(days=i)) for i in range(7)]
     files = sitemaps(xml, BASE, entries, day, limit=3)
     assert sorted(files) == [
         "sitemap.xml",
