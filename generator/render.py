@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 import jinja2.runtime
@@ -260,6 +260,18 @@ class Markdown:
         # a family's pages share whole paragraphs: render each distinct text once
         self._raw = functools.lru_cache(maxsize=4096)(self._md.render)
 
+    def warm(self, sources: list[str]) -> None:
+        """Convert `sources` now, one after another, for `render` to find them done.
+
+        The converter runs about four times slower when it is called between
+        the Python work of a page (its code and data are out of the CPU's
+        caches by then) than in a row, so workers convert a chunk's pages
+        together (build._tasks).
+        """
+        raw = self._raw
+        for source in sources:
+            raw(source)
+
     def render(self, source: str, env: dict | None = None) -> str:
         """HTML for `source`; heading ids stay unique across calls that share `env`."""
         used = (env if env is not None else {}).setdefault("ids", set())
@@ -283,6 +295,18 @@ def _heading_slug(inner_html: str) -> str:
 
 def _markdown() -> Markdown:
     return Markdown()
+
+
+class Prose(NamedTuple):
+    """An article's prose with its figures in: FAQ (question, answer) pairs, and the body's segments
+    (("text", Markdown) or (block kind, block id)) as _split_blocks makes them."""
+
+    faq: list[tuple[str, str]]
+    segments: list[tuple[str, str]]
+
+    def markdown(self) -> list[str]:
+        """Every Markdown text render_article converts, as it passes them to Markdown.render."""
+        return [a.strip() for _, a in self.faq] + [text for kind, text in self.segments if kind == "text"]
 
 
 @dataclass
@@ -553,7 +577,8 @@ class Renderer:
             at = f"{art.file}:{line + lineno - 1}" if lineno else art.file
             raise RenderProblem(f"{at}: {where}: {sandbox.describe(exc)}") from None
 
-    def render_article(self, art: Article, ctx: Context) -> Page:
+    def prose(self, art: Article, ctx: Context) -> Prose:
+        """The article's body and FAQ rendered as Markdown text (RenderProblem for an author's mistake)."""
         # what prose templates see: the context's values, the article, and table()/chart()/code() (made once a page)
         values = {
             **ctx.values,
@@ -567,8 +592,13 @@ class Renderer:
             doc = art.params_doc
             q = self._template_text(art, entry["q"], values, f"faq[{i}].q", doc.line(("faq", i, "q")) or 1, self.plain)
             a = self._template_text(art, entry["a"], values, f"faq[{i}].a", doc.line(("faq", i, "a")) or 1)
-            q = formatting.keep_units(" ".join(q.split()))
-            a = formatting.keep_units(a)
+            faq.append((formatting.keep_units(" ".join(q.split())), formatting.keep_units(a)))
+        return Prose(faq, _split_blocks(body_md))
+
+    def render_article(self, art: Article, ctx: Context, prose: Prose | None = None) -> Page:
+        prose = prose or self.prose(art, ctx)
+        faq = []
+        for q, a in prose.faq:
             a_html = self.markdown.render(a.strip())
             faq.append(
                 {
@@ -582,7 +612,7 @@ class Renderer:
             )
 
         try:
-            segments = _split_blocks(body_md)
+            segments = prose.segments
             md_env: dict = {}
             html_parts: list[str] = []
             md_parts: list[str] = []

@@ -33,9 +33,10 @@ AHEAD = 2
 
 
 class Workers:
-    """`count` forked processes that apply `func` to every task of the chunks submitted."""
+    """`count` forked processes that apply `func` to every task of the chunks submitted
+    (with `per_chunk`, `func` takes a whole chunk and returns its results in order)."""
 
-    def __init__(self, count: int, func: Callable[[Any], Any]):
+    def __init__(self, count: int, func: Callable[[Any], Any], per_chunk: bool = False):
         ctx = mp.get_context("fork")
         self._tasks = ctx.SimpleQueue()
         self._procs: list = []
@@ -52,7 +53,7 @@ class Workers:
             for _ in range(count):
                 reader, writer = ctx.Pipe(duplex=False)
                 _widen(writer)
-                proc = ctx.Process(target=_serve, args=(func, self._tasks, writer, os.getpid()), daemon=True)
+                proc = ctx.Process(target=_serve, args=(func, per_chunk, self._tasks, writer, os.getpid()), daemon=True)
                 proc.start()
                 writer.close()  # the worker holds the only write end: its exit shows as end of file
                 self._procs.append(proc)
@@ -195,7 +196,7 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _serve(func: Callable[[Any], Any], tasks, results: mpc.Connection, parent: int) -> None:
+def _serve(func: Callable[[Any], Any], per_chunk: bool, tasks, results: mpc.Connection, parent: int) -> None:
     """A worker's loop: take a chunk, send back its results, until told to stop."""
     die_with_parent(parent)
     gc.enable()  # the main process may have paused its collector for a build (cli); pages make garbage here
@@ -205,7 +206,7 @@ def _serve(func: Callable[[Any], Any], tasks, results: mpc.Connection, parent: i
             return
         number, chunk = item
         try:
-            out = [func(task) for task in chunk]
+            out = func(chunk) if per_chunk else [func(task) for task in chunk]
         except KeyboardInterrupt:
             return  # the main process was interrupted too and stops the build
         except BaseException as exc:  # a bug: hand it to the main process to raise

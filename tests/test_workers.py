@@ -36,6 +36,17 @@ def test_results_come_back_by_chunk_in_task_order():
     assert got == [(n, n * n) for n in range(50)]
 
 
+def chunk_sizes(chunk: list[int]) -> list[tuple[int, int]]:
+    return [(n, len(chunk)) for n in chunk]
+
+
+def test_a_per_chunk_function_gets_each_chunk_whole():
+    with Workers(2, chunk_sizes, per_chunk=True) as pool:
+        numbers = pool.submit(list(range(10)), 4)
+        got = [item for number in numbers for item in pool.results(number)]
+    assert got == [(n, 4 if n < 8 else 2) for n in range(10)]
+
+
 def test_an_error_in_a_worker_is_raised_in_the_main_process():
     with pytest.raises(ValueError, match="seven"), Workers(2, fail_on_seven) as pool:
         for number in pool.submit(list(range(20)), 3):
