@@ -204,5 +204,5 @@ def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, 
     assert "Traceback" not in err
     assert err.rstrip().endswith("interrupted; a build leaves the published folder as it was.")
     assert tree(out) == before
-    assert not [p.name for p in tmp_path.glob(".site.*") if p.name.endswith((".staging", ".old"))]
+    assert not [p.name for p in tmp_path.glob(".site.*") if p.name.endswith((".staging", ".old", ".tmp"))]
     assert build(tmp_path, CONTENT, out)[0].exit_code == 0  # and the next build works

@@ -46,6 +46,7 @@ def test_warning_then_strict_failure(tmp_path, monkeypatch, edits, warning):
     assert strict.exit_code == 1
     assert f"error: {warning}" in strict.output
     assert not (tmp_path / "strict-site").exists()
+    assert not list(tmp_path.glob(".strict-site.*"))  # no staging folder, no half-written page cache
 
 
 def test_default_content_has_no_warnings(tmp_path):

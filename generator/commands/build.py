@@ -166,10 +166,9 @@ def _build(
             )
             return
 
-    from generator import pagecache
     from generator.build import POOL_MIN_PAGES, default_jobs, render_site
     from generator.sandbox import memory_budget
-    from generator.write import Publisher, compare
+    from generator.write import Publisher
 
     # A plain build streams each page into a Publisher, which writes only what changed beside
     # the site and swaps it in at the end; --check renders into memory and compares.
@@ -191,11 +190,28 @@ def _build(
                 base_url=base_url,
             )
         if strict and result.warnings:
+            if result.cache is not None:
+                result.cache.discard()
             raise ContentError(result.warnings)
     except BaseException:
         if sink is not None:
             sink.abort()
         raise
+    try:
+        _publish(result, sink, check, out, dest, content, digest, start)
+    except BaseException:
+        if result.cache is not None:  # the next page cache, half written: nothing to keep
+            result.cache.discard()
+        raise
+
+
+def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, digest: str | None, start: float) -> None:
+    """After a build that rendered: compare (--check), or swap the new site in and save the caches."""
+    import time
+
+    from generator import pagecache, state
+    from generator.write import compare
+
     for line in result.warnings:
         click.echo(f"warning: {line}", err=True)
     if check:
@@ -211,12 +227,7 @@ def _build(
         return
     state.forget(dest)
     pagecache.forget(dest)
-    try:
-        diff = sink.finish()
-    except BaseException:
-        if result.cache is not None:
-            result.cache.discard()
-        raise
+    diff = sink.finish()
     if result.cache is not None:
         result.cache.commit(result.parts)
     if digest is not None:
