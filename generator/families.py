@@ -207,6 +207,15 @@ class Row:
     def __contains__(self, name: str) -> bool:
         return hasattr(self, name)
 
+    def keys(self) -> list[str]:
+        return [name for name in self.__slots__ if hasattr(self, name)]
+
+    def items(self) -> list[tuple[str, object]]:
+        return [(name, getattr(self, name)) for name in self.keys()]
+
+    def __iter__(self):
+        return iter(self.keys())
+
     def __repr__(self) -> str:
         return f"Row({self.key!r})"
 

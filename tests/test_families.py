@@ -178,3 +178,31 @@ def test_page_patterns_fill_placeholders_and_doubled_braces_only():
     assert pattern_problems(pattern) == []
     assert fill(pattern, row) == "Llama 3.3 70B on 8 × H100 at Cloud {eu} {cheapest}"
     assert pattern_problems("{count:>4}") and pattern_problems("{model_name!r}") and pattern_problems("a } b")
+
+
+def test_a_listing_override_reads_rows_as_mappings(tmp_path):
+    """The listing's rows are slotted objects, not dicts: an override reads them by attribute, by key,
+    with get() and items(), as it did when they were dicts."""
+    from conftest import make_content, run_cli
+
+    content = make_content(tmp_path, families=True)
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "_listing_rows.html").write_text(
+        "{% macro rows(rows, rest, root) %}{% for row in rows %}"
+        '<tr data-x="{{ row.setup }}|{{ row["provider"] }}|{{ row.get("gpu") }}|{{ row.get("nothing", "none") }}'
+        '|{{ (row.items() | list | length) }}|{{ "fits" in row }}"><td>{{ row.label }}</td></tr>'
+        "{% endfor %}{% endmacro %}\n"
+    )
+    out = tmp_path / "site"
+    result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(templates))
+    assert result.exit_code == 0, result.output
+    page = BeautifulSoup((out / LISTING / "index.html").read_text(), "html.parser")
+    first = page.select_one("tr[data-x]")
+    setup, provider, gpu, missing, count, fits = first["data-x"].split("|")
+    family = yaml.safe_load((CONTENT / "families" / "70b-setups.md").read_text().split("---")[1])
+    label = first.td.get_text().replace("\u00a0", " ")
+    assert label.startswith(f"{setup} at ")  # the listing's label is the setup at its provider's name
+    assert provider in family["axes"]["providers"] and gpu in GPUS
+    assert (missing, fits) == ("none", "True")
+    assert count == "34"  # the 32 values of setup_row and its costs, and the listing's label and need
