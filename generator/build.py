@@ -114,6 +114,8 @@ def _site_files(task: _SiteFiles) -> dict[str, bytes]:
     checks for warnings: the end of a large build runs on both cores.
     """
     arts, renderer, listings = _JOB["articles"], _JOB["renderer"], _JOB["listings"]
+    for listing in listings:  # every listing is written by now: their rows (most of a worker's memory) can go
+        listing.rows = []
     dates: dict[tuple, list] = {}  # a family's pages share a few lists of dates: one of each
     pages = [
         _Listed(arts[i], dates.get(key := tuple(days)) or dates.setdefault(key, [*map(dt.date.fromordinal, days)]),
@@ -179,6 +181,7 @@ def _task(task: int | tuple[int, dict | None] | _SiteFiles) -> tuple:
         digest.update(piece)
     figures, folder = sink.store_page(slug, [(names[2], [pagecache.FIGURES_HEAD, *pieces, pagecache.FIGURES_TAIL])])
     outcomes = [first[0], *csv, *figures, *first[1:]]
+    listing.rows = []  # no other task of this worker reads them
     # the folder's stat after its last file, valid when every file was written
     folder = folder if all(status != "unchanged" for _, _, status in outcomes) else None
     return _ListingOut(outcomes, folder, None, digest.hexdigest()), []
