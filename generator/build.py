@@ -5,11 +5,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import functools
 import hashlib
-import json
 import multiprocessing as mp
-import operator
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -21,14 +18,15 @@ import jinja2
 
 from generator import guard, pagecache, search, state, svg, theme
 from generator.articles import build_context
-from generator.claims import claim_line, claim_lines, claims_of
+from generator.claims import claims_of
 from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
+from generator.figures_json import figures_chunk, figures_doc, figures_pieces, listing_chunk
 from generator.kinds.common import Context
 from generator.lint import warnings as lint_warnings
 from generator.load import display_path, load_content
 from generator.records import Article, Catalog
-from generator.render import Prose, Renderer, RenderProblem, json_encoder, table_csv, theme_problem
+from generator.render import Prose, Renderer, RenderProblem, table_csv, theme_problem
 from generator.workers import Workers
 from generator.write import Files, Publisher
 
@@ -222,36 +220,6 @@ def _kept(i: int, entry: dict | None) -> Kept | None:
         return None
     # a family page written to a folder leaves its figures there: they are read back for the parts
     return Kept(chunk if _JOB.get("sink") is None or art.file not in _JOB["family_files"] else None)
-
-
-def listing_chunk(listing) -> list[bytes]:
-    """A listing's figures.json entry, encoded in pieces: each priced row's figures, and per model which
-    setup is cheapest, how many fit, and what each setup that does not fit would need."""
-    from generator.listing import _need_text
-    from generator.model import Figure
-
-    figures, claims, seen = [], [], {}
-    for r in listing.rows:
-        key = r["key"]
-        if r["fits"]:
-            figures += [
-                Figure(f"{key}.usd_per_hour", r["usd_per_hour"], "USD per hour"),
-                Figure(f"{key}.usd_per_million", r["usd_per_million"], "USD per million tokens"),
-                Figure(f"{key}.cost_with_startup", r["cost_with_startup"], "USD"),
-            ]
-            group = seen.setdefault(r["model"], [r, 0, 0])
-            group[1] += 1
-        else:
-            seen.setdefault(r["model"], [None, 0, 0])[2] += 1
-            claims.append((f"{key}.memory", _need_text(r)))
-    for model, (best, fit, out) in seen.items():
-        if best is not None:
-            claims.append(
-                (f"{model}.cheapest_per_token", f"{best['method_name']}, {best['setup']} at {best['provider_name']}")
-            )
-        claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
-    claims.sort()
-    return figures_chunk_pieces(listing.slug, listing.title, figures, listing.prices_checked, claims)
 
 
 def _tasks(chunk: list) -> list[tuple]:
@@ -667,71 +635,6 @@ def content_warnings(catalog: Catalog, pages: list[PageInfo], stray: list[str] |
     return out
 
 
-_enc = json_encoder()
-
-
-def figures_chunk(slug: str, title: str, figures, prices_checked, claims=()) -> str:
-    """One article's entry in figures.json: every figure it shows, sorted, one per line, and its claims.
-
-    Each figure line is what json.dumps(sort_keys=True, ensure_ascii=False,
-    allow_nan=False) writes for the figure's {"id", "inputs", "unit", "value"},
-    put together from the C string escaper and float's repr (what the encoder
-    itself calls): a third faster than building a dict per figure and
-    encoding the list, and no indent (which would force the slow pure-Python
-    encoder). Claims (generator.claims) follow as {"id", "subject"} lines.
-    """
-    lines = ",\n   ".join(map(_figure_line, sorted(figures, key=_by_id)))
-    stated = claim_lines(claims)
-    checked = _enc([d.isoformat() for d in prices_checked])
-    return (
-        f' {_enc(slug)}: {{\n  "claims": [\n{"   " if stated else ""}{stated}\n  ],\n'
-        f'  "figures": [\n{"   " if lines else ""}{lines}\n  ],\n'
-        f'  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'
-    )
-
-
-PIECE_LINES = 4096  # lines of figures or claims per encoded piece of a large entry
-
-
-def figures_chunk_pieces(slug: str, title: str, figures: list, prices_checked, claims: list) -> list[bytes]:
-    """figures_chunk(...).encode("utf-8"), in pieces of PIECE_LINES lines: a large listing's entry
-    (48 MB at 100,000 pages) is never one string, nor one list of every line. Sorts `figures`."""
-    figures.sort(key=_by_id)
-    out = [f' {_enc(slug)}: {{\n  "claims": [\n'.encode()]
-    _lines_into(out, claims, claim_line)
-    out.append(b'\n  ],\n  "figures": [\n')
-    _lines_into(out, figures, _figure_line)
-    checked = _enc([d.isoformat() for d in prices_checked])
-    out.append(f'\n  ],\n  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'.encode())
-    return out
-
-
-def _lines_into(out: list[bytes], items: list, line: Callable) -> None:
-    """Append '   ' + ",\n   ".join(line(item) ...) to `out`, encoded a few thousand lines at a time."""
-    for start in range(0, len(items), PIECE_LINES):
-        text = ",\n   ".join(map(line, items[start : start + PIECE_LINES]))
-        out.append(((",\n   " if start else "   ") + text).encode())
-
-
-_string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C function json uses
-
-
-_by_id = operator.attrgetter("id")
-
-
-def _figure_line(f) -> str:
-    value = f.value
-    # a finite float is written as its repr; anything else (NaN raises) as the encoder writes it
-    number = float.__repr__(value) if type(value) is float and value - value == 0 else _enc(value)
-    return _figure_head(f.id, f.unit, tuple(f.inputs)) + number + "}"
-
-
-@functools.lru_cache(maxsize=4096)  # a family's pages show figures of the same ids, units and inputs
-def _figure_head(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
-    shown = "[" + ", ".join(map(_string, inputs)) + "]" if inputs else "[]"
-    return f'{{"id": {_string(fid)}, "inputs": {shown}, "unit": {_string(unit)}, "value": '
-
-
 def _figures_from(sink: Publisher, slug: str) -> memoryview:
     """A page's entry in the site's figures, from the figures.json it has in the new site."""
     chunk = pagecache.chunk_of(sink.current(f"{slug}/figures.json"), view=True)
@@ -741,27 +644,3 @@ def _figures_from(sink: Publisher, slug: str) -> memoryview:
 
 
 FIGURES_PART_PAGES = 1000  # family pages per figures/<listing>-<n>.json (about 6 MB)
-
-
-def figures_pieces(chunks: list[bytes], parts: list[str] | None = None) -> list[bytes]:
-    """figures.json from article entries (UTF-8, already sorted by slug), as its pieces in order.
-
-    Workers encode their page's entry; a Publisher writes the pieces as they
-    are (writev), so a large file is never joined in memory. The site's own
-    figures.json names its `parts`, the files that hold the family pages.
-    """
-    pieces = [pagecache.FIGURES_HEAD]
-    for chunk in chunks:
-        pieces += (chunk, b",\n")
-    if chunks:
-        pieces.pop()
-    if parts is None:
-        pieces.append(pagecache.FIGURES_TAIL)
-    else:
-        pieces.append(b'\n}, "parts": ' + json.dumps(parts).encode() + b"}\n")
-    return pieces
-
-
-def figures_doc(chunks: list[bytes]) -> bytes:
-    """figures_pieces joined: one page's figures.json, or the site's when it is compared in memory."""
-    return b"".join(figures_pieces(chunks))

@@ -191,7 +191,7 @@ def reusable(entry: dict | None, fingerprint: str, out: Path) -> bool:
     return True
 
 
-# What a figures.json holds around its article entries (build.figures_doc writes it, figures_of reads it).
+# What a figures.json holds around its article entries (figures_json.figures_doc writes it, figures_of reads it).
 FIGURES_HEAD, FIGURES_TAIL = b'{"articles": {\n', b"\n}}\n"
 
 

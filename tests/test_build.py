@@ -345,7 +345,7 @@ def test_a_published_part_splits_back_into_its_entries(site, tmp_path):
     """pagecache.part_entries cuts a part into the entries figures_pieces joined, for the parts of the default
     site, and refuses a part whose size is not the one recorded."""
     from generator import pagecache
-    from generator.build import figures_pieces
+    from generator.figures_json import figures_pieces
 
     for rel in json.loads((site.out / "figures.json").read_text())["parts"]:
         data = (site.out / rel).read_bytes()

@@ -193,8 +193,8 @@ def test_sources_block_lists_every_input(site):
 
 def test_figures_json_entry_is_what_json_dumps_writes(monkeypatch):
     """Each figure line is built by hand for speed; it must be exactly json.dumps of the figure."""
-    from generator import build
-    from generator.build import figures_chunk
+    from generator import figures_json
+    from generator.figures_json import figures_chunk
     from generator.model import Figure
 
     hostile = 'q"uote \\ back\\slash </script> \u2028 \x01 ünï 🙂'
@@ -230,10 +230,10 @@ def test_figures_json_entry_is_what_json_dumps_writes(monkeypatch):
     many = [Figure(f"row{i % 7}.{i}", i / 3, "USD") for i in range(23)]
     claims = [(f"c{i}", f"{hostile} {i}") for i in range(9)]
     for size in (1, 4, 100):
-        monkeypatch.setattr(build, "PIECE_LINES", size)
+        monkeypatch.setattr(figures_json, "PIECE_LINES", size)
         for figs, stated_claims in ((many, claims), (many, []), ([], claims), ([], [])):
             whole = figures_chunk("s", hostile, figs, [dt.date(2026, 11, 30)], stated_claims).encode()
-            pieces = build.figures_chunk_pieces("s", hostile, list(figs), [dt.date(2026, 11, 30)], stated_claims)
+            pieces = figures_json.figures_chunk_pieces("s", hostile, list(figs), [dt.date(2026, 11, 30)], stated_claims)
             assert b"".join(pieces) == whole
             assert len(pieces) >= 3 + (len(figs) + size - 1) // size
     with pytest.raises(ValueError):
