@@ -134,19 +134,8 @@ class _Listed(NamedTuple):
     answer: dict | None = None
 
 
-def _task(task: int | tuple[int, dict | None] | _SiteFiles) -> tuple:
-    """One unit of work for a worker: (article index, its page-cache entry), listing `-1 - task`, or site files.
-
-    A page whose fingerprint matches its entry, and whose files are still
-    there, is kept (`_kept`); any other page is rendered.
-    """
-    if isinstance(task, tuple):
-        kept = _kept(*task)
-        if kept is not None:
-            return kept, []
-        info, problems = _render_one(task[0])
-        # the main process has the article: do not send it (and its family's doc) back
-        return (info.packed() if info is not None else None), problems
+def _task(task: int | _SiteFiles) -> tuple:
+    """One unit of work that is not a page: listing `-1 - task`, or the site files (pages go by `_tasks`)."""
     if isinstance(task, _SiteFiles):
         return _site_files(task), []
     listing = _JOB["listings"][-1 - task]
@@ -216,14 +205,16 @@ def _kept(i: int, entry: dict | None) -> Kept | None:
     cache = _JOB["cache"]
     chunk = pagecache.figures_of(cache, art.slug) if fp and pagecache.reusable(entry, fp, cache) else None
     if chunk is None:
-        _JOB["known"][i] = fp  # _render_one need not digest the page again
+        _JOB["known"][i] = fp  # _finish need not digest the page again
         return None
     # a family page written to a folder leaves its figures there: they are read back for the parts
     return Kept(chunk if _JOB.get("sink") is None or art.file not in _JOB["family_files"] else None)
 
 
 def _tasks(chunk: list) -> list[tuple]:
-    """`_task` for each task of a chunk, in order; the pages that render go in two passes.
+    """The results of a chunk of tasks, in order. A page's task is (article index, its page-cache entry):
+    a page whose fingerprint matches its entry, and whose files are still there, is kept (`_kept`);
+    the others render in two passes.
 
     First every page's context and prose, then their Markdown converted in
     one run (Markdown.warm: the converter is about four times faster with
@@ -271,12 +262,6 @@ def _prepare(i: int) -> _Prepared | tuple[None, list[str]]:
         return _Prepared(i, ctx, _JOB["renderer"].prose(art, ctx))
     except RenderProblem as exc:
         return None, [str(exc)]
-
-
-def _render_one(i: int) -> tuple[PageInfo | None, list[str]]:
-    """Context, page, and every file of article i; or the problems that stopped it."""
-    ready = _prepare(i)
-    return _finish(ready) if isinstance(ready, _Prepared) else ready
 
 
 def _finish(ready: _Prepared) -> tuple[PageInfo | None, list[str]]:
