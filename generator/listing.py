@@ -82,8 +82,9 @@ def _rows_file(renderer, rows: list, columns: list) -> list[bytes]:
     """A long table's rows file, as pieces: the rows macro's output for each run of ROWS_PER_PIECE rows.
 
     One call over 100,000 rows held every piece of text the macro made at once
-    (about 300 MB); the file is the same for the theme's macro, whose runs of
-    rows join with blank lines that the page ignores.
+    (about 300 MB). With the theme's macro a file of more than ROWS_PER_PIECE
+    rows has a blank line where two runs meet, which the page's script skips
+    like the line breaks between rows.
     """
     macro = renderer.html.get_template("_listing_rows.html").module.rows
     return [
