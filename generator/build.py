@@ -21,7 +21,7 @@ from generator.articles import build_context
 from generator.claims import claims_of
 from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
-from generator.figures_json import figures_chunk, figures_doc, figures_pieces, listing_chunk
+from generator.figures_json import figures_doc, figures_entry, figures_pieces, listing_chunk
 from generator.kinds.common import Context
 from generator.lint import warnings as lint_warnings
 from generator.load import display_path, load_content
@@ -275,7 +275,7 @@ def _finish(ready: _Prepared) -> tuple[PageInfo | None, list[str]]:
         return None, [str(exc)]
     slug = art.slug
     blocks = ctx.blocks
-    chunk = figures_chunk(slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)).encode("utf-8")
+    chunk = b"".join(figures_entry(slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)))
     out = [
         (f"{slug}/index.html", page.html),
         (f"{slug}/index.md", page.markdown),

@@ -79,18 +79,13 @@ def _items(value: list | tuple) -> list[tuple[str, str]]:
     return found
 
 
-@functools.lru_cache(maxsize=65_536)  # pages of a family state many of the same claims
-def _line(cid: str, subject: str) -> str:
+def claim_line_once(claim: tuple[str, str]) -> str:
+    """One claim as its figures.json line: what json.dumps(sort_keys=True, ensure_ascii=False) writes for
+    {"id": ..., "subject": ...}, from the C string escaper."""
+    cid, subject = claim
     return f'{{"id": {_string(cid)}, "subject": {_string(subject)}}}'
 
 
-def claim_line(claim: tuple[str, str]) -> str:
-    """One claim as its figures.json line, not remembered: a listing's claims are each its own, and
-    180,000 of them held in the cache were 20 MB."""
-    return _line.__wrapped__(*claim)
-
-
-def claim_lines(claims: list[tuple[str, str]]) -> str:
-    """The claims as figures.json lines: what json.dumps(sort_keys=True, ensure_ascii=False) writes for each
-    {"id": ..., "subject": ...}, from the C string escaper (a family page has about sixty)."""
-    return ",\n   ".join([_line(cid, subject) for cid, subject in claims])
+# A family page states about sixty claims, most of them its neighbours' too. A listing's claims are each
+# its own: it uses claim_line_once (180,000 of them kept here were 20 MB).
+claim_line = functools.lru_cache(maxsize=65_536)(claim_line_once)

@@ -10,50 +10,39 @@ import operator
 from collections.abc import Callable
 
 from generator import pagecache
-from generator.claims import claim_line, claim_lines
+from generator.claims import claim_line, claim_line_once
 from generator.render import json_encoder
 
 _enc = json_encoder()
 
 
-def figures_chunk(slug: str, title: str, figures, prices_checked, claims=()) -> str:
-    """One article's entry in figures.json: every figure it shows, sorted, one per line, and its claims.
+PIECE_LINES = 4096  # lines of figures or claims per encoded piece of an entry
+
+
+def figures_entry(slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line) -> list[bytes]:
+    """One article's entry in figures.json, UTF-8, in pieces: every figure it shows, sorted, one per line,
+    and its claims. Joined, the pieces are the entry; a large listing's (48 MB at 100,000 pages) is never
+    one string, nor one list of every line.
 
     Each figure line is what json.dumps(sort_keys=True, ensure_ascii=False,
     allow_nan=False) writes for the figure's {"id", "inputs", "unit", "value"},
     put together from the C string escaper and float's repr (what the encoder
     itself calls): a third faster than building a dict per figure and
     encoding the list, and no indent (which would force the slow pure-Python
-    encoder). Claims (generator.claims) follow as {"id", "subject"} lines.
+    encoder). Claims (generator.claims) follow as {"id", "subject"} lines,
+    made by `claim` (claim_line, which remembers them, or claim_line_once).
     """
-    lines = ",\n   ".join(map(_figure_line, sorted(figures, key=_by_id)))
-    stated = claim_lines(claims)
-    checked = _enc([d.isoformat() for d in prices_checked])
-    return (
-        f' {_enc(slug)}: {{\n  "claims": [\n{"   " if stated else ""}{stated}\n  ],\n'
-        f'  "figures": [\n{"   " if lines else ""}{lines}\n  ],\n'
-        f'  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'
-    )
-
-
-PIECE_LINES = 4096  # lines of figures or claims per encoded piece of a large entry
-
-
-def figures_chunk_pieces(slug: str, title: str, figures: list, prices_checked, claims: list) -> list[bytes]:
-    """figures_chunk(...).encode("utf-8"), in pieces of PIECE_LINES lines: a large listing's entry
-    (48 MB at 100,000 pages) is never one string, nor one list of every line. Sorts `figures`."""
-    figures.sort(key=_by_id)
     out = [f' {_enc(slug)}: {{\n  "claims": [\n'.encode()]
-    _lines_into(out, claims, claim_line)
+    _lines_into(out, claims, claim)
     out.append(b'\n  ],\n  "figures": [\n')
-    _lines_into(out, figures, _figure_line)
+    _lines_into(out, sorted(figures, key=_by_id), _figure_line)
     checked = _enc([d.isoformat() for d in prices_checked])
     out.append(f'\n  ],\n  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'.encode())
     return out
 
 
 def _lines_into(out: list[bytes], items: list, line: Callable) -> None:
-    """Append '   ' + ",\n   ".join(line(item) ...) to `out`, encoded a few thousand lines at a time."""
+    """Append '   ' + ",\n   ".join(map(line, items)) to `out`, encoded PIECE_LINES lines at a time."""
     for start in range(0, len(items), PIECE_LINES):
         text = ",\n   ".join(map(line, items[start : start + PIECE_LINES]))
         out.append(((",\n   " if start else "   ") + text).encode())
@@ -129,4 +118,4 @@ def listing_chunk(listing) -> list[bytes]:
             )
         claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
     claims.sort()
-    return figures_chunk_pieces(listing.slug, listing.title, figures, listing.prices_checked, claims)
+    return figures_entry(listing.slug, listing.title, figures, listing.prices_checked, claims, claim_line_once)

@@ -194,8 +194,11 @@ def test_sources_block_lists_every_input(site):
 def test_figures_json_entry_is_what_json_dumps_writes(monkeypatch):
     """Each figure line is built by hand for speed; it must be exactly json.dumps of the figure."""
     from generator import figures_json
-    from generator.figures_json import figures_chunk
+    from generator.claims import claim_line_once
     from generator.model import Figure
+
+    def figures_chunk(*args) -> str:
+        return b"".join(figures_json.figures_entry(*args)).decode("utf-8")
 
     hostile = 'q"uote \\ back\\slash </script> \u2028 \x01 ünï 🙂'
     figures = [
@@ -229,11 +232,13 @@ def test_figures_json_entry_is_what_json_dumps_writes(monkeypatch):
     # a large listing's entry is made in pieces of a few thousand lines: the same bytes
     many = [Figure(f"row{i % 7}.{i}", i / 3, "USD") for i in range(23)]
     claims = [(f"c{i}", f"{hostile} {i}") for i in range(9)]
+    cases = ((many, claims), (many, []), ([], claims), ([], []))
+    wholes = [figures_chunk("s", hostile, figs, [dt.date(2026, 11, 30)], stated).encode() for figs, stated in cases]
     for size in (1, 4, 100):
         monkeypatch.setattr(figures_json, "PIECE_LINES", size)
-        for figs, stated_claims in ((many, claims), (many, []), ([], claims), ([], [])):
-            whole = figures_chunk("s", hostile, figs, [dt.date(2026, 11, 30)], stated_claims).encode()
-            pieces = figures_json.figures_chunk_pieces("s", hostile, list(figs), [dt.date(2026, 11, 30)], stated_claims)
+        for (figs, stated_claims), whole in zip(cases, wholes, strict=True):
+            day = [dt.date(2026, 11, 30)]
+            pieces = figures_json.figures_entry("s", hostile, figs, day, stated_claims, claim_line_once)
             assert b"".join(pieces) == whole
             assert len(pieces) >= 3 + (len(figs) + size - 1) // size
     with pytest.raises(ValueError):
