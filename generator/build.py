@@ -415,7 +415,7 @@ def render_site(
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
         # process reads it; the workers then keep or render the pages beside the listing.
-        pool = stack.enter_context(Workers(workers, _tasks, per_chunk=True)) if workers > 1 else None
+        pool = stack.enter_context(Workers(workers, _tasks)) if workers > 1 else None
         if pool is not None and sink is not None:
             sink.start_flushing()  # after the fork: a thread is not copied into the workers
         stack.callback(_JOB.clear)

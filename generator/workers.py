@@ -24,7 +24,6 @@ import signal
 import traceback
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 from generator.errors import BuildError
 
@@ -33,10 +32,10 @@ AHEAD = 2
 
 
 class Workers:
-    """`count` forked processes that apply `func` to every task of the chunks submitted
-    (with `per_chunk`, `func` takes a whole chunk and returns its results in order)."""
+    """`count` forked processes that apply `func` to each chunk of tasks submitted: it takes the chunk's
+    tasks as a list and returns their results in the same order."""
 
-    def __init__(self, count: int, func: Callable[[Any], Any], per_chunk: bool = False):
+    def __init__(self, count: int, func: Callable[[list], list]):
         ctx = mp.get_context("fork")
         self._tasks = ctx.SimpleQueue()
         self._procs: list = []
@@ -53,7 +52,7 @@ class Workers:
             for _ in range(count):
                 reader, writer = ctx.Pipe(duplex=False)
                 _widen(writer)
-                proc = ctx.Process(target=_serve, args=(func, per_chunk, self._tasks, writer, os.getpid()), daemon=True)
+                proc = ctx.Process(target=_serve, args=(func, self._tasks, writer, os.getpid()), daemon=True)
                 proc.start()
                 writer.close()  # the worker holds the only write end: its exit shows as end of file
                 self._procs.append(proc)
@@ -196,7 +195,7 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _serve(func: Callable[[Any], Any], per_chunk: bool, tasks, results: mpc.Connection, parent: int) -> None:
+def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent: int) -> None:
     """A worker's loop: take a chunk, send back its results, until told to stop."""
     die_with_parent(parent)
     gc.enable()  # the main process may have paused its collector for a build (cli); pages make garbage here
@@ -206,7 +205,7 @@ def _serve(func: Callable[[Any], Any], per_chunk: bool, tasks, results: mpc.Conn
             return
         number, chunk = item
         try:
-            out = func(chunk) if per_chunk else [func(task) for task in chunk]
+            out = func(chunk)
         except KeyboardInterrupt:
             return  # the main process was interrupted too and stops the build
         except BaseException as exc:  # a bug: hand it to the main process to raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 
@@ -9,6 +10,15 @@ import pytest
 
 from generator.errors import BuildError
 from generator.workers import Workers
+
+
+def each(func):
+    """A chunk function that applies `func` to each task (a pool's function takes a whole chunk)."""
+    return functools.partial(_each, func)
+
+
+def _each(func, chunk: list) -> list:
+    return [func(task) for task in chunk]
 
 
 def square(n: int) -> tuple[int, int]:
@@ -28,7 +38,7 @@ def die_on_five(n: int) -> int:
 
 
 def test_results_come_back_by_chunk_in_task_order():
-    with Workers(2, square) as pool:
+    with Workers(2, each(square)) as pool:
         first = pool.submit([100], 1)
         numbers = pool.submit(list(range(50)), 4)
         got = [item for number in numbers for item in pool.results(number)]
@@ -40,21 +50,21 @@ def chunk_sizes(chunk: list[int]) -> list[tuple[int, int]]:
     return [(n, len(chunk)) for n in chunk]
 
 
-def test_a_per_chunk_function_gets_each_chunk_whole():
-    with Workers(2, chunk_sizes, per_chunk=True) as pool:
+def test_the_function_gets_each_chunk_whole():
+    with Workers(2, chunk_sizes) as pool:
         numbers = pool.submit(list(range(10)), 4)
         got = [item for number in numbers for item in pool.results(number)]
     assert got == [(n, 4 if n < 8 else 2) for n in range(10)]
 
 
 def test_an_error_in_a_worker_is_raised_in_the_main_process():
-    with pytest.raises(ValueError, match="seven"), Workers(2, fail_on_seven) as pool:
+    with pytest.raises(ValueError, match="seven"), Workers(2, each(fail_on_seven)) as pool:
         for number in pool.submit(list(range(20)), 3):
             pool.results(number)
 
 
 def test_a_killed_worker_stops_the_build_instead_of_hanging():
-    with pytest.raises(BuildError, match="worker process stopped"), Workers(2, die_on_five) as pool:
+    with pytest.raises(BuildError, match="worker process stopped"), Workers(2, each(die_on_five)) as pool:
         for number in pool.submit(list(range(20)), 2):
             pool.results(number)
 
@@ -70,7 +80,7 @@ def test_workers_collect_garbage_even_when_the_main_process_paused_its_collector
 
     gc.disable()
     try:
-        with Workers(2, collector_on) as pool:
+        with Workers(2, each(collector_on)) as pool:
             numbers = pool.submit(list(range(4)), 2)
             assert all(all(pool.results(n)) for n in numbers)
         assert not gc.isenabled()  # the main process keeps its own setting
@@ -80,7 +90,7 @@ def test_workers_collect_garbage_even_when_the_main_process_paused_its_collector
 
 def test_stopped_workers_still_deliver_what_was_queued_and_refuse_more():
     """stop() lets idle workers exit early; results already queued still come back, in order."""
-    with Workers(2, square) as pool:
+    with Workers(2, each(square)) as pool:
         numbers = pool.submit(list(range(40)), 2)  # 20 chunks: more than are queued at once
         assert not pool.stop()  # some still wait to be queued: nothing is told to stop yet
         got = [item for number in numbers[:-2] for item in pool.results(number)]
@@ -92,7 +102,7 @@ def test_stopped_workers_still_deliver_what_was_queued_and_refuse_more():
 
 
 def test_a_worker_killed_after_stop_is_still_an_error_not_a_hang():
-    with pytest.raises(BuildError, match="worker process stopped"), Workers(2, die_on_five) as pool:
+    with pytest.raises(BuildError, match="worker process stopped"), Workers(2, each(die_on_five)) as pool:
         numbers = pool.submit(list(range(8)), 2)
         assert pool.stop()  # told to stop, so an end of file alone no longer means a dead worker
         for number in numbers:
