@@ -80,17 +80,23 @@ class PageInfo:
         )
 
     @classmethod
-    def unpacked(cls, article: Article, fields: tuple) -> PageInfo:
+    def unpacked(cls, article: Article, fields: tuple, shared: dict[tuple, list]) -> PageInfo:
+        """A worker's packed fields as a PageInfo. A family's pages repeat a few lists of dates, providers
+        and unsourced inputs, each out of the pipe as a copy of its own: they take one of each from
+        `shared` (100,000 pages held 30 MB of copies)."""
         info = cls(article, *fields)
-        # A family's pages repeat a few lists of dates, providers and unsourced inputs: keep one of each
-        # (each came out of the pipe as a copy of its own; 100,000 pages held 30 MB of them).
-        info.prices_checked = _SHARED.setdefault(tuple(info.prices_checked), info.prices_checked)
-        info.providers = _SHARED.setdefault(tuple(info.providers), info.providers)
-        info.unsourced = _SHARED.setdefault(tuple(info.unsourced), info.unsourced)
+        for name in ("prices_checked", "providers", "unsourced"):
+            value = getattr(info, name)
+            setattr(info, name, _one_of(shared, tuple(value), lambda value=value: value))
         return info
 
 
-_SHARED: dict[tuple, list] = {}  # see PageInfo.unpacked
+def _one_of(shared: dict[tuple, list], key: tuple, make: Callable[[], list]) -> list:
+    """The list `shared` holds for `key`, made (and kept) the first time."""
+    found = shared.get(key)
+    if found is None:
+        found = shared[key] = make()
+    return found
 
 
 # Set before the worker processes fork, so each worker inherits the loaded catalog.
@@ -116,10 +122,13 @@ def _site_files(task: _SiteFiles) -> dict[str, bytes]:
         listing.rows = []
     dates: dict[tuple, list] = {}  # a family's pages share a few lists of dates: one of each
     pages = [
-        _Listed(arts[i], dates.get(key := tuple(days)) or dates.setdefault(key, [*map(dt.date.fromordinal, days)]),
-                task.answers.get(i))
+        _Listed(
+            arts[i],
+            _one_of(dates, tuple(days), lambda days=days: [*map(dt.date.fromordinal, days)]),
+            task.answers.get(i),
+        )
         for i, days in task.pages
-    ]  # fmt: skip
+    ]
     try:
         return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
     except jinja2.TemplateError as exc:  # a site's own template, or the theme
@@ -411,6 +420,7 @@ def render_site(
     weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
     workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
+    shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (PageInfo.unpacked)
     written = 0
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
@@ -464,7 +474,7 @@ def render_site(
                 if spool is not None:
                     spool.add(art.slug, entry)
             elif packed is not None:
-                info = rendered[i] = PageInfo.unpacked(articles[i], packed)
+                info = rendered[i] = PageInfo.unpacked(articles[i], packed, shared)
                 if sink is not None:
                     written += sink.record_page(info.article.slug, info.files)
                     if info.folder is not None:

@@ -118,7 +118,7 @@ class Address(NamedTuple):
 SITEMAP_LIMIT = 50_000  # URLs in one sitemap file, by the sitemap protocol
 
 
-def sitemaps(xml, base: str, entries: list[dict], updated, limit: int = SITEMAP_LIMIT) -> dict[str, bytes]:
+def sitemaps(xml, base: str, entries: list[Address], updated, limit: int = SITEMAP_LIMIT) -> dict[str, bytes]:
     """sitemap.xml; past `limit` addresses (the home page counts), a sitemap index over numbered sitemap files."""
     everything = [Address("", updated), *entries]
     if len(everything) <= limit:
