@@ -595,8 +595,8 @@ class Renderer:
             faq.append((formatting.keep_units(" ".join(q.split())), formatting.keep_units(a)))
         return Prose(faq, _split_blocks(body_md))
 
-    def render_article(self, art: Article, ctx: Context, prose: Prose | None = None) -> Page:
-        prose = prose or self.prose(art, ctx)
+    def render_article(self, art: Article, ctx: Context, prose: Prose) -> Page:
+        """The page's HTML and Markdown from its context and its prose (`prose`, made first)."""
         faq = []
         for q, a in prose.faq:
             a_html = self.markdown.render(a.strip())
