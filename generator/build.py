@@ -211,13 +211,18 @@ def _kept(i: int, entry: dict | None) -> Kept | None:
         return None
     art = _JOB["articles"][i]
     fp = fingerprints.of(art)
-    cache = _JOB["cache"]
-    chunk = pagecache.figures_of(cache, art.slug) if fp and pagecache.reusable(entry, fp, cache) else None
-    if chunk is None:
-        _JOB["known"][i] = fp  # _finish need not digest the page again
-        return None
-    # a family page written to a folder leaves its figures there: they are read back for the parts
-    return Kept(chunk if _JOB.get("sink") is None or art.file not in _JOB["family_files"] else None)
+    cache, untouched = _JOB["cache"], _JOB["untouched"]
+    if fp and pagecache.reusable(entry, fp, cache, untouched):
+        # a family page written to a folder leaves its figures there: they are read back for the parts
+        if _JOB.get("sink") is not None and art.file in _JOB["family_files"]:
+            if untouched or pagecache.figures_of(cache, art.slug) is not None:  # (read: still whole)
+                return Kept(None)
+        else:
+            chunk = pagecache.figures_of(cache, art.slug)
+            if chunk is not None:
+                return Kept(chunk)
+    _JOB["known"][i] = fp  # _finish need not digest the page again
+    return None
 
 
 def _tasks(chunk: list) -> list[tuple]:
@@ -416,7 +421,8 @@ def render_site(
     cached = {}
     fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
     # Workers fingerprint every page, and keep those whose page-cache entry still holds
-    _JOB.update(fingerprints=fingerprints, cache=cache, known={})
+    # A folder as the last build left it (Publisher.trusted): a kept page's files are not looked at
+    _JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
     weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
     workers = workers_for(weight, jobs, pool_min)
     rendered: dict[int, PageInfo] = {}
@@ -633,8 +639,11 @@ def content_warnings(catalog: Catalog, pages: list[PageInfo], stray: list[str] |
 def _figures_from(sink: Publisher, slug: str) -> memoryview:
     """A page's entry in the site's figures, from the figures.json it has in the new site."""
     chunk = pagecache.chunk_of(sink.current(f"{slug}/figures.json"), view=True)
-    if chunk is None:  # this build wrote the file, or checked it when it kept the page: it changed since
-        raise BuildError(f"{slug}/figures.json changed while the site was being built")
+    if chunk is None:  # this build wrote or kept the file, and what it holds is not what costpress wrote
+        raise BuildError(
+            f"{slug}/figures.json is not what costpress wrote (changed during the build, or edited in place); "
+            "run 'costpress build --force'"
+        )
     return chunk
 
 

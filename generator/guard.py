@@ -98,6 +98,18 @@ def _listed(path: str) -> set[str] | None:
     return set(body.splitlines())
 
 
+def listed_files(path: str) -> list[str] | None:
+    """The files a marker names, in its order (sorted), or None when the file is not a costpress marker."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if not data.startswith(MARKER_HEAD.encode("utf-8")):
+        return None
+    return data[len(MARKER_HEAD) :].decode("utf-8", "replace").splitlines()
+
+
 def check_owned(shown: str, have: dict[str, str], links: list[str]) -> None:
     """BuildError unless a folder holding `have` (relative path -> path) may be replaced by a build."""
     if links:

@@ -4,7 +4,9 @@ After a build publishes, `.<out>.build-state` records a digest of content/,
 templates/, costpress's own source and the versions of the libraries that shape
 the output, plus the inode and modification time of every output folder. When the next
 build finds the same digest and untouched folders, nothing can differ, so it
-stops before loading pandas or any content. A file rewritten in place
+stops before loading pandas or any content. With other inputs but untouched
+folders, a build trusts the folder to hold what the last one wrote
+(`untouched_output`). A file rewritten in place
 (not replaced) is not noticed: `build --force` renders everything, and
 `build --check` always compares every byte. This module
 imports only the standard library to keep that path fast.
@@ -185,6 +187,23 @@ def unchanged(out: Path, digest: str) -> tuple[int, list[str]] | None:
     if not isinstance(folders, dict) or not _same_folders(out, folders) or not isinstance(warnings, list):
         return None
     return sum(entry[2] for entry in folders.values()), [str(w) for w in warnings]
+
+
+def untouched_output(out: Path) -> bool:
+    """True when the output folder is as the last recorded build left it (whatever the inputs now).
+
+    The same test as the no-op shortcut's: every folder has the inode and
+    modification time recorded after publishing, so no file was added,
+    removed or replaced since (a file rewritten in place is not noticed; see
+    the module's note). A build then knows the folder's files from its marker
+    and the sizes in the page cache without reading the folder.
+    """
+    try:
+        saved = json.loads(state_path(out).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    folders = saved.get("folders") if isinstance(saved, dict) else None
+    return isinstance(folders, dict) and bool(folders) and out.is_dir() and _same_folders(out, folders)
 
 
 def _same_folders(out: Path, folders: dict) -> bool:

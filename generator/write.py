@@ -1,9 +1,14 @@
 """The one writer that touches the output folder.
 
-A build is rendered in memory first. Publishing writes a complete new tree
-beside the output folder and swaps it in, so the published folder is always
-either the old site or the new one, never a mix. Files whose bytes did not
-change are hard-linked from the old tree and keep their modification time.
+A build writes the files that changed beside the output folder while pages
+render, then publishes them in one of two ways. When most of the site is
+unchanged (a price refresh) the new files are moved into the published
+folder one by one, each by a rename, after a journal listing every move is
+on disk: a build killed halfway is finished by the next one. Otherwise (or
+with `--swap`) the unchanged files are hard-linked into the new tree and the
+two folders are exchanged in one step, so a reader of the folder sees the old
+site or the new one, never a mix. Unchanged files keep their modification time
+either way.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import guard
+from generator import guard, state
 from generator.errors import BuildError
 
 AT_FDCWD = -100
@@ -273,13 +278,17 @@ def clean_leftovers(out: Path) -> None:
     """Undo what an interrupted build left beside the output folder (call it holding the build lock).
 
     If a build died between the two renames of the fallback swap, the old site
-    sits in .<name>.old with no output folder: put it back first. A leftover
+    sits in .<name>.old with no output folder: put it back first. If it died
+    while moving files into the output folder, its journal is in the staging
+    folder: make the rest of the moves, so the site is the new one. A leftover
     is deleted only when a build made it (it holds the staging marker, or the
     site marker, or no file at all); anything else by that name is refused.
     """
     staging, old = _siblings(out)
     if old.is_dir() and not old.is_symlink() and not out.exists() and not out.is_symlink():
         os.rename(old, out)
+    if staging.is_dir() and not staging.is_symlink() and _read_journal(staging) is not None:
+        _apply_journal(staging, out)  # killed while moving files in: finish the moves, then the folder goes
     for path in (staging, old):
         if not path.exists() and not path.is_symlink():
             continue
@@ -307,25 +316,47 @@ def _exchange(a: Path, b: Path) -> bool:
     raise BuildError(f"cannot swap {a} and {b}: {os.strerror(err)}")
 
 
+# What a build may write or remove in place, as a share of the new site's files (see Publisher.finish).
+IN_PLACE_SHARE = 0.5
+PUBLISH_MODES = ("auto", "swap", "in-place")
+
+
 class Publisher:
-    """Writes a new site beside `out` while pages are still rendering; `finish` swaps it in.
+    """Writes a new site beside `out` while pages are still rendering; `finish` publishes it.
 
     Each file is compared with the published one as it arrives and written to
     the staging folder only when it differs, so a build never holds the whole
-    site in memory. `finish` hard-links the unchanged files into the staging
-    folder and exchanges it with the output folder in one step; `abort` (any
-    error before that) removes the staging folder and leaves the site as it was.
+    site in memory. `finish` either moves those files into the output folder
+    (journalled), or hard-links the unchanged files into the staging folder
+    and exchanges it with the output folder in one step; `abort` (any error
+    before that) removes the staging folder and leaves the site as it was.
     """
 
-    def __init__(self, out: Path, shown: str | None = None):
-        """`out` as guard.target gives it (absolute, links followed); `shown` is how the user named it."""
+    def __init__(self, out: Path, shown: str | None = None, mode: str = "auto"):
+        """`out` as guard.target gives it (absolute, links followed); `shown` is how the user named it.
+
+        `mode` is how `finish` publishes: "swap" (a whole new tree, exchanged in
+        one step), "in-place" (the changed files moved in, journalled) or
+        "auto" (in place when at most half of the new site's files are
+        written or removed, else a swap).
+        """
+        if mode not in PUBLISH_MODES:
+            raise ValueError(f"unknown publish mode {mode!r}")
+        self.mode = mode
         shown = shown or str(out)
         clean_leftovers(out)
         if out.exists() and not out.is_dir():
             raise BuildError(f"refusing to build into {shown}: it exists and is not a folder")
         self.out = out
-        self.have, links = scan(out)
-        guard.check_owned(shown, self.have, links)
+        # As the last build left it: its files are the ones its marker lists, without a walk of the folder
+        listed = guard.listed_files(f"{os.fspath(out)}/{guard.MARKER}") if state.untouched_output(out) else None
+        self.trusted = listed is not None
+        if listed is not None:
+            base = os.fspath(out)
+            self.have = {rel: f"{base}/{rel}" for rel in (guard.MARKER, *listed) if rel}
+        else:
+            self.have, links = scan(out)
+            guard.check_owned(shown, self.have, links)
         self.staging, self.old = _siblings(out)
         self._base = os.fspath(self.staging)
         try:
@@ -546,6 +577,13 @@ class Publisher:
         if diff.clean:
             self.abort()
             return diff
+        written = len(diff.changed) + len(diff.added)
+        if self.out.is_dir() and (
+            self.mode == "in-place"
+            or (self.mode == "auto" and written + len(diff.removed) <= IN_PLACE_SHARE * (written + diff.unchanged))
+        ):
+            self._publish_in_place(diff)
+            return diff
         out, staging, old = self.out, self.staging, self.old
         try:
             os.makedirs(staging, exist_ok=True)
@@ -575,6 +613,28 @@ class Publisher:
             out.parent.mkdir(parents=True, exist_ok=True)
             os.rename(staging, out)
         return diff
+
+    def _publish_in_place(self, diff: Diff) -> None:
+        """Move the written files into the output folder and remove the files the new site lacks.
+
+        The written files and then a journal naming every move and removal
+        reach the disk first: from then on a build killed at any point leaves
+        the journal, and the next build (clean_leftovers) makes the rest of
+        the moves. Until then the published site is as it was. Each file is
+        replaced by one rename, so a reader never finds half a file; for the
+        few milliseconds of the moves, some pages may be new and others old.
+        """
+        self._stop_flushing()
+        self._seen.clear()  # the folders that receive files get new modification times
+        try:
+            sync_filesystem(self._base)  # the new files are on disk before the journal names them
+            _write_journal(self.staging, [*diff.changed, *diff.added], diff.removed)
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, OSError):
+                raise BuildError(f"cannot write the new site beside {self.out}: {exc}") from None
+            raise
+        _apply_journal(self.staging, self.out)
 
     def _link_folder(self, folder: str, names: list[str]) -> None:
         """Hard-link unchanged files of one folder from the published tree into staging (same bytes, same mtime)."""
@@ -683,6 +743,124 @@ def _unlink_folder(top: str, folder: str, names: list[str]) -> None:
             os.close(parent)
 
 
+JOURNAL = ".costpress-journal"  # in the staging folder: the moves of an in-place publish, once they may begin
+JOURNAL_HEAD = "costpress publish journal 1\n"
+
+
+def _write_journal(staging: Path, moved: list[str], removed: list[str]) -> None:
+    """Put the journal in the staging folder in one step (written beside it, synced, renamed)."""
+    lines = [JOURNAL_HEAD, *(f"- {rel}\n" for rel in removed), *(f"+ {rel}\n" for rel in moved)]
+    base = os.fspath(staging)
+    _write_file(f"{base}/{JOURNAL}.tmp", "".join(lines).encode("utf-8"))
+    sync_filesystem(base)
+    os.rename(f"{base}/{JOURNAL}.tmp", f"{base}/{JOURNAL}")
+
+
+def _read_journal(staging: Path) -> tuple[list[str], list[str]] | None:
+    """(files to move in, files to remove) from a staging folder's journal; None when it has none."""
+    try:
+        with open(f"{os.fspath(staging)}/{JOURNAL}", "rb") as fh:
+            text = fh.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith(JOURNAL_HEAD):
+        return None
+    moved, removed = [], []
+    for line in text[len(JOURNAL_HEAD) :].splitlines():
+        sign, rel = line[:2], line[2:]
+        check_path(rel)  # a journal names paths inside the site only
+        (moved if sign == "+ " else removed if sign == "- " else []).append(rel)
+    return moved, removed
+
+
+def _apply_journal(staging: Path, out: Path) -> None:
+    """Make the moves and removals a journal lists (again, if a killed build made some), then drop staging.
+
+    Removals come first, so a path that turns from a file into a folder (or
+    back) is free when its new file arrives; emptied folders go with them.
+    The marker moves last. A file already moved is skipped, so this can be
+    repeated after a kill at any point.
+    """
+    moved, removed = _read_journal(staging)
+    top, base = os.fspath(out), os.fspath(staging)
+    try:
+        for folder, names in _by_folder(removed).items():
+            _unlink_folder(top, folder, names)
+        _remove_empty(top, {rel.rpartition("/")[0] for rel in removed})
+        groups = _by_folder(rel for rel in moved if rel != guard.MARKER)
+        if guard.MARKER in moved:
+            groups.setdefault("", []).append(guard.MARKER)  # the top folder's group is moved last
+            groups[""] = groups.pop("")
+        for folder, names in groups.items():
+            _move_folder(base, top, folder, names)
+        sync_filesystem(top)  # the moves are on disk before the journal goes
+        os.unlink(f"{base}/{JOURNAL}")
+        guard.remove_tree(staging)
+    except OSError as exc:
+        raise BuildError(
+            f"cannot finish publishing into {out}: {exc}; the next build finishes it (its journal is kept)"
+        ) from None
+
+
+def _move_folder(base: str, top: str, folder: str, names: list[str]) -> None:
+    """Rename files of one folder from staging into the output folder (made if needed, links not followed)."""
+    try:
+        src = os.open(f"{base}/{folder}" if folder else base, _DIR_FLAGS)
+    except FileNotFoundError:
+        return
+    try:
+        dst = _make_folder(top, folder)
+        try:
+            for name in names:
+                with contextlib.suppress(FileNotFoundError):  # moved before a kill: the journal is replayed
+                    os.rename(name, name, src_dir_fd=src, dst_dir_fd=dst)
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+def _make_folder(top: str, folder: str) -> int:
+    """An open handle on top/folder, each missing part made, no part followed if it is a link."""
+    fd = os.open(top, _DIR_FLAGS)
+    try:
+        for part in folder.split("/") if folder else ():
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _remove_empty(top: str, folders: set[str]) -> None:
+    """Remove each of `folders` and their parents that are now empty, deepest first (never `top`)."""
+    every = set()
+    for folder in folders:
+        while folder:
+            every.add(folder)
+            folder = folder.rpartition("/")[0]
+    for folder in sorted(every, key=lambda f: (-f.count("/"), f)):
+        parent, _, name = folder.rpartition("/")
+        try:
+            fd, up = _open_folder(top, parent)
+        except OSError:
+            continue
+        try:
+            with contextlib.suppress(OSError):  # not empty, or gone
+                os.rmdir(name, dir_fd=fd)
+        finally:
+            os.close(fd)
+            if up is not None:
+                os.close(up)
+
+
 def _remove_site(folder: Path, files: dict[str, str]) -> None:
     """Delete a replaced site: the files it was known to hold, folder by folder, then what is left.
 
@@ -697,9 +875,9 @@ def _remove_site(folder: Path, files: dict[str, str]) -> None:
     guard.remove_tree(folder)
 
 
-def publish(files: Files, out: Path, shown: str | None = None) -> Diff:
+def publish(files: Files, out: Path, shown: str | None = None, mode: str = "auto") -> Diff:
     """Make `out` hold exactly `files`; write nothing when it already does (call it holding the build lock)."""
-    publisher = Publisher(out, shown)  # also clears what a killed build left beside `out`
+    publisher = Publisher(out, shown, mode)  # also clears what a killed build left beside `out`
     try:
         for rel, data in files.items():
             publisher.add(rel, data)

@@ -297,12 +297,23 @@ def test_a_damaged_page_cache_only_costs_a_full_render(tmp_path):
     cache.write_text("{not json")
     (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
     assert run_cli(*args(content, out)).exit_code == 0
-    # a kept page whose figures.json is not text any more (same size, so it looks reusable)
+    # a kept page's figures.json replaced by one that is not text (same size, so it looks reusable): the
+    # replacement moved its folder's time, so the next build looks at the page's files and renders it again
     figures = out / slug / "figures.json"
-    figures.write_bytes(b"\xff" * figures.stat().st_size)
+    damaged = figures.with_name("damaged")
+    damaged.write_bytes(b"\xff" * figures.stat().st_size)
+    os.replace(damaged, figures)
     (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
     repaired = run_cli(*args(content, out))
     assert repaired.exit_code == 0, repaired.output
+    assert run_cli(*args(content, out, "--check")).exit_code == 0
+    # the same damage written into the file in place changes no folder: like the no-op shortcut, a build
+    # trusts the folder then (docs/output.md), --check finds it, and --force repairs it
+    figures.write_bytes(b"\xff" * figures.stat().st_size)
+    (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
+    assert run_cli(*args(content, out)).exit_code == 0
+    assert run_cli(*args(content, out, "--check")).exit_code == 1
+    assert run_cli(*args(content, out, "--force")).exit_code == 0
     assert run_cli(*args(content, out, "--check")).exit_code == 0
 
 

@@ -406,3 +406,91 @@ def test_the_marker_names_every_other_file_sorted_one_per_line_in_pieces_or_whol
         "top.txt",
         "ü/x.md",
     }
+
+
+def test_a_price_change_is_moved_in_and_a_change_to_most_pages_swapped(tmp_path):
+    """A build that rewrites few files moves them into the published folder (same folder, same inode); one
+    that rewrites most of the site, or any build with --swap, exchanges the whole folder. Both give the
+    bytes a full build gives."""
+    out = tmp_path / "site"
+    assert cli_build(make_content(tmp_path / "articles"), out).exit_code == 0  # the written articles alone
+    inode = out.stat().st_ino
+    content = make_content(tmp_path, families=True)  # and the page families: most files are new
+    assert cli_build(content, out).exit_code == 0
+    assert out.stat().st_ino != inode
+    inode = out.stat().st_ino
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    for price, extra, moved in (("5.60", (), True), ("5.70", ("--swap",), False)):
+        snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", f"usd_per_hour: {price}}}", 1))
+        result = cli_build(content, out, *extra)
+        assert result.exit_code == 0, result.output
+        assert (out.stat().st_ino == inode) is moved, extra
+        assert cli_build(content, out, "--check").exit_code == 0
+        assert not list(tmp_path.glob(".site.*staging*"))
+        inode = out.stat().st_ino
+        snap.write_text(snap.read_text().replace(f"usd_per_hour: {price}}}", "usd_per_hour: 5.50}", 1))
+
+
+def test_moving_files_in_removes_what_the_new_site_lacks_and_the_folders_it_empties(tmp_path):
+    from generator import write
+
+    out = tmp_path / "site"
+    old = write.Files()
+    for rel, data in {"a/b/c/index.html": b"c", "a/b/keep.txt": b"k", "page": b"a file", "x/y.txt": b"y"}.items():
+        old.add(rel, data)
+    old.add(guard.MARKER, guard.manifest(old.paths()))
+    write.publish(old, out, mode="in-place")
+    new = write.Files()
+    for rel, data in {"a/b/keep.txt": b"k2", "page/index.html": b"now a folder", "z/new.txt": b"n"}.items():
+        new.add(rel, data)
+    new.add(guard.MARKER, guard.manifest(new.paths()))
+    inode = out.stat().st_ino
+    diff = write.publish(new, out, mode="in-place")
+    assert out.stat().st_ino == inode
+    assert sorted(diff.removed) == ["a/b/c/index.html", "page", "x/y.txt"]
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == [guard.MARKER, "a/b/keep.txt", "page/index.html", "z/new.txt"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_dir()) == ["a", "a/b", "page", "z"]
+    assert (out / "page" / "index.html").read_bytes() == b"now a folder"
+    assert (out / guard.MARKER).read_bytes() == guard.manifest(new.paths())
+    assert not list(tmp_path.glob(".site.*"))
+
+
+def test_an_untouched_site_is_not_walked_and_a_touched_one_is(tmp_path, monkeypatch):
+    """The folder as the last build left it (every folder's inode and time as recorded): its files are the
+    marker's list. A file added anywhere moves a folder's time, and the folder is read again."""
+    from generator import write
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    walked = []
+    real_scan = write.scan
+    monkeypatch.setattr(write, "scan", lambda folder: walked.append(folder) or real_scan(folder))
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}", 1))
+    assert cli_build(content, out).exit_code == 0
+    assert walked == []
+    page = next(p for p in out.iterdir() if (p / "index.md").is_file())
+    (page / "notes.txt").write_text("mine")
+    refused(cli_build(content, out, "--force"), f"costpress did not write {page.name}/notes.txt")
+    assert walked == [out]
+    assert (page / "notes.txt").read_text() == "mine"
+
+
+def test_ctrl_c_while_publishing_waits_for_the_site_to_be_whole():
+    """SIGINT inside held_signals is held, then reported; the code inside runs to its end."""
+    from generator.commands.build import held_signals
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are held in the main thread only")
+    before = signal.getsignal(signal.SIGINT)
+    steps = []
+    with held_signals() as caught:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        steps.append("published")
+    assert steps == ["published"] and caught == [signal.SIGINT]
+    with held_signals() as caught:
+        steps.append("again")
+    assert caught == [] and signal.getsignal(signal.SIGINT) is before

@@ -21,7 +21,7 @@ def tree(folder: Path):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def publish_and_die_at(files, out: Path, limit: int, fallback: bool) -> int:
+def publish_and_die_at(files, out: Path, limit: int, fallback: bool, mode: str = "swap") -> int:
     """Fork; the child publishes and SIGKILLs itself at the limit-th file-system step."""
     pid = os.fork()
     if pid == 0:  # child
@@ -52,6 +52,8 @@ def publish_and_die_at(files, out: Path, limit: int, fallback: bool) -> int:
             (w, "sync_filesystem"),
             (os, "unlink"),
             (os, "makedirs"),
+            (os, "mkdir"),
+            (os, "rmdir"),
             (shutil, "rmtree"),
             (shutil, "copystat"),
             (w, "_exchange"),
@@ -66,7 +68,7 @@ def publish_and_die_at(files, out: Path, limit: int, fallback: bool) -> int:
 
         w.open = counting_open
         try:
-            w.publish(files, out)
+            w.publish(files, out, mode=mode)
         finally:
             os._exit(0)
     _, status = os.waitpid(pid, 0)
@@ -103,7 +105,7 @@ def sites(tmp_path_factory):
 
 
 @pytest.mark.parametrize("mode", ["exchange", "fallback"])
-def test_kill_at_every_step(tmp_path, sites, mode):
+def test_kill_at_every_step_of_a_swap(tmp_path, sites, mode):
     old_site, new_files, old_tree = sites
     new_tree = {rel: data for rel, data in new_files.items()}
     assert old_tree != new_tree
@@ -130,6 +132,37 @@ def test_kill_at_every_step(tmp_path, sites, mode):
         assert tree(out) == new_tree
         assert not list(tmp_path.glob(".site.*")), f"leftovers after step {limit}"
     assert points >= 20, f"only {points} interruption points"
+
+
+def test_kill_at_every_step_of_an_in_place_publish(tmp_path, sites):
+    """Moving the changed files in: killed before the journal is on disk, the site is the old one; after,
+    every file is whole (old or new bytes, never a part), and the next build finishes the moves."""
+    old_site, new_files, old_tree = sites
+    new_tree = {rel: data for rel, data in new_files.items()}
+    out = tmp_path / "site"
+    journal = tmp_path / ".site.staging" / w.JOURNAL
+    points, mixed = 0, 0
+    for limit in range(1, 500):
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(old_site, out)
+        code = publish_and_die_at(new_files, out, limit, fallback=False, mode="in-place")
+        if code == 0:
+            break
+        assert code == -signal.SIGKILL
+        points += 1
+        now, journalled = tree(out), journal.exists()
+        if journalled:
+            mixed += now not in (old_tree, new_tree)
+            for rel, data in now.items():
+                assert data in (old_tree.get(rel), new_tree.get(rel)), f"{rel} half written at step {limit}"
+        else:
+            assert now in (old_tree, new_tree), f"mixed site with no journal after kill at step {limit}"
+        w.clean_leftovers(out)
+        assert tree(out) == (new_tree if journalled or now == new_tree else old_tree)
+        assert not list(tmp_path.glob(".site.*")), f"leftovers after step {limit}"
+        w.publish(new_files, out, mode="in-place")
+        assert tree(out) == new_tree
+    assert points >= 10 and mixed >= 1, (points, mixed)
 
 
 def test_interrupted_fallback_restores_the_old_site(tmp_path, sites):

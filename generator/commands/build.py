@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
+import os
 import sys
 from pathlib import Path
 
@@ -75,6 +77,12 @@ def _without_cyclic_gc(command):
     "(a preview on another host).",
 )
 @click.option(
+    "--swap",
+    is_flag=True,
+    help="Publish by exchanging the whole output folder for a new one even when few files changed, so a web "
+    "server reading it never serves a mix of old and new pages (slower: every unchanged file is linked anew).",
+)
+@click.option(
     "--wait/--no-wait",
     default=True,
     show_default=True,
@@ -91,6 +99,7 @@ def build(
     force: bool,
     drafts: bool,
     base_url: str | None,
+    swap: bool,
     wait: bool,
 ) -> None:
     """Build every article into the output folder (HTML, Markdown, figures.json)."""
@@ -104,7 +113,7 @@ def build(
     dest = guard.target(out)
     guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
     with guard.build_lock(dest, str(out), wait, lambda line: click.echo(line, err=True)):
-        _build(content, out, dest, templates, check, strict, jobs, force, start, drafts, base_url)
+        _build(content, out, dest, templates, check, strict, jobs, force, start, drafts, base_url, swap)
 
 
 def checked_base_url(url: str | None) -> str | None:
@@ -147,6 +156,7 @@ def _build(
     start: float,
     drafts: bool = False,
     base_url: str | None = None,
+    swap: bool = False,
 ) -> None:
     """`build` holding the lock on the output folder; `dest` is where it publishes (a link's target)."""
     import time
@@ -172,7 +182,8 @@ def _build(
 
     # A plain build streams each page into a Publisher, which writes only what changed beside
     # the site and swaps it in at the end; --check renders into memory and compares.
-    sink = None if check else Publisher(dest, str(out))  # also restores a site an earlier build left mid-swap
+    # also restores a site an earlier build left mid-swap, or finishes one it left mid-move
+    sink = None if check else Publisher(dest, str(out), "swap" if swap else "auto")
     try:
         # --jobs N asks for N workers whatever the size; by default small sites render in one process.
         # --check and --force render every page; a plain build reuses unchanged family pages.
@@ -227,11 +238,15 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         return
     state.forget(dest)
     pagecache.forget(dest)
-    diff = sink.finish()
-    if result.cache is not None:
-        result.cache.commit(result.parts)
-    if digest is not None:
-        state.record(dest, digest, result.warnings, sink.folder_stats())
+    with held_signals() as caught:  # Ctrl-C now would stop between the old site and the new one
+        diff = sink.finish()
+        if result.cache is not None:
+            result.cache.commit(result.parts)
+        if digest is not None:
+            state.record(dest, digest, result.warnings, sink.folder_stats())
+    if caught:
+        click.echo(f"interrupted after publishing: {out} holds this build's site.", err=True)
+        raise click.exceptions.Exit(130)
     _KEPT[:] = [result, sink]  # see _KEPT
     written = len(diff.changed) + len(diff.added)
     pages = len(result.pages)
@@ -241,6 +256,35 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         f"{result.rendered} rendered, {result.written} pages written, {pages - result.written} unchanged "
         f"({written} files written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
     )
+
+
+@contextlib.contextmanager
+def held_signals():
+    """Hold Ctrl-C (SIGINT) and SIGTERM while the site is published; yields a list of the signals that came.
+
+    Publishing takes from milliseconds (a few files moved in) to a second or
+    two (a swap at 10,000 pages); stopping halfway would leave the new site
+    without its caches, or a move for the next build to finish. The signals'
+    handlers only note them meanwhile; a SIGTERM that came is then acted on
+    (the process ends) once the site is whole, and the caller reports a
+    SIGINT. Outside the main thread nothing is held.
+    """
+    import signal
+    import threading
+
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    held = (signal.SIGINT, signal.SIGTERM)
+    before = {number: signal.signal(number, lambda number, _frame: caught.append(number)) for number in held}
+    try:
+        yield caught
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+        if signal.SIGTERM in caught:
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 PROGRESS_MIN_PAGES = 300
