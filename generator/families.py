@@ -146,7 +146,7 @@ def family_grid(cat: Catalog, fam: Family) -> list[Row]:
     axes, p = fam.data["axes"], fam.data["params"]
     tokens, util, startup = float(p["reference_tokens"]), float(p["utilization"]), p["startup_hours"]
     pattern = fam.data["page"]["slug"]
-    rows = []
+    rows, memo = [], {}
     for i, model_id in enumerate(axes["models"]):
         if model_id not in cat.models:
             fam.doc.problem(("axes", "models", i), f"unknown model {model_id!r}")
@@ -163,7 +163,7 @@ def family_grid(cat: Catalog, fam: Family) -> list[Row]:
                     fam.doc.problem(("axes", "providers", k), f"no price snapshot for provider {provider!r}")
                     continue
                 for offer in snap.offers:
-                    row = setup_row(cat, model, method, offer, p.get("attention_sequence_length"))
+                    row = setup_row(cat, model, method, offer, p.get("attention_sequence_length"), memo)
                     row["key"] = f"{model_id}/{row['key']}"
                     row["setup"] = sys.intern(row["setup"])  # a few GPU counts and names
                     row["tokens"], row["utilization"] = tokens, util

@@ -47,23 +47,25 @@ def counted_parameters(model: Model, method: Method, attention_sequence_length: 
     return counted
 
 
-def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer, attention: int | None = None) -> dict:
+def setup_row(
+    cat: Catalog, model: Model, method: Method, offer: Offer, attention: int | None = None, memo: dict | None = None
+) -> dict:
     """One model × method × offer as a row for engine.flop_grid, with the names pages print.
 
     It fits when the memory model puts each GPU's share within its memory
     (less the reserve); for a model or method the memory model cannot
     describe, when the recorded training state fits the setup's memory.
+    What depends only on the job and the GPUs (not the price) is worked out
+    once per model, method, GPU and count when a `memo` dict is given (a
+    family repeats each across providers).
     """
-    gpu = cat.gpus[offer.gpu]
-    mem = cat.memory.get((model.id, method.id))
-    need = memory_need(model, method, gpu.memory_gb, offer.count)
-    if need is not None:
-        fits, per_gpu = bool(need.fits), need.per_gpu_gb
-        state = mem.gb if mem else memory_need(model, method, gpu.memory_gb, 1).per_gpu_gb
-    else:
-        fits = bool(mem is not None and engine.fits(mem.gb, gpu.memory_gb, offer.count))
-        per_gpu = mem.gb / offer.count if mem else None
-        state = mem.gb if mem else None
+    key = (model.id, method.id, offer.gpu, offer.count, attention)
+    job = memo.get(key) if memo is not None else None
+    if job is None:
+        job = _job_fields(cat, model, method, offer.gpu, offer.count, attention)
+        if memo is not None:
+            memo[key] = job
+    gpu, setup, peak, memory_gb, state, per_gpu, fits, parameters = job
     return {
         "key": f"{method.id}@{offer.key}",
         "model": model.id,
@@ -79,17 +81,41 @@ def setup_row(cat: Catalog, model: Model, method: Method, offer: Offer, attentio
         "gpu_name": gpu.name,
         "gpu_short": gpu.short_name,
         "count": offer.count,
-        "setup": fmt.setup(offer.count, gpu.name),
-        "peak_tflops": gpu.peak_tflops * offer.count,
-        "memory_gb": gpu.memory_gb * offer.count,
+        "setup": setup,
+        "peak_tflops": peak,
+        "memory_gb": memory_gb,
         "state_gb": state,
         "per_gpu_gb": per_gpu,
         "gpu_memory_gb": gpu.memory_gb,
         "fits": fits,
         "usd_per_hour": offer.usd_per_hour,
         "ops_per_param": method.ops_per_param,
-        "parameters": counted_parameters(model, method, attention),  # active parameters (+ attention, if asked)
+        "parameters": parameters,  # active parameters (+ attention, if asked)
     }
+
+
+def _job_fields(cat: Catalog, model: Model, method: Method, gpu_id: str, count: int, attention: int | None) -> tuple:
+    """setup_row's values that do not depend on the offer's price or provider."""
+    gpu = cat.gpus[gpu_id]
+    mem = cat.memory.get((model.id, method.id))
+    need = memory_need(model, method, gpu.memory_gb, count)
+    if need is not None:
+        fits, per_gpu = bool(need.fits), need.per_gpu_gb
+        state = mem.gb if mem else memory_need(model, method, gpu.memory_gb, 1).per_gpu_gb
+    else:
+        fits = bool(mem is not None and engine.fits(mem.gb, gpu.memory_gb, count))
+        per_gpu = mem.gb / count if mem else None
+        state = mem.gb if mem else None
+    return (
+        gpu,
+        fmt.setup(count, gpu.name),
+        gpu.peak_tflops * count,
+        gpu.memory_gb * count,
+        state,
+        per_gpu,
+        fits,
+        counted_parameters(model, method, attention),
+    )
 
 
 def work_inputs(model: Model, method: Method) -> list[Input]:

@@ -189,8 +189,9 @@ def unchanged(out: Path, digest: str) -> tuple[int, list[str]] | None:
     return sum(entry[2] for entry in folders.values()), [str(w) for w in warnings]
 
 
-def untouched_output(out: Path) -> bool:
-    """True when the output folder is as the last recorded build left it (whatever the inputs now).
+def untouched_output(out: Path) -> dict | None:
+    """The folders the last recorded build left (output_stats), when the output folder is still as it left
+    them, whatever the inputs now; else None.
 
     The same test as the no-op shortcut's: every folder has the inode and
     modification time recorded after publishing, so no file was added,
@@ -201,9 +202,11 @@ def untouched_output(out: Path) -> bool:
     try:
         saved = json.loads(state_path(out).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return None
     folders = saved.get("folders") if isinstance(saved, dict) else None
-    return isinstance(folders, dict) and bool(folders) and out.is_dir() and _same_folders(out, folders)
+    if isinstance(folders, dict) and folders and out.is_dir() and _same_folders(out, folders):
+        return folders
+    return None
 
 
 def _same_folders(out: Path, folders: dict) -> bool:

@@ -349,8 +349,11 @@ class Publisher:
             raise BuildError(f"refusing to build into {shown}: it exists and is not a folder")
         self.out = out
         # As the last build left it: its files are the ones its marker lists, without a walk of the folder
-        listed = guard.listed_files(f"{os.fspath(out)}/{guard.MARKER}") if state.untouched_output(out) else None
+        folders = state.untouched_output(out)
+        listed = guard.listed_files(f"{os.fspath(out)}/{guard.MARKER}") if folders is not None else None
         self.trusted = listed is not None
+        # folder -> [inode, mtime, files] as recorded, while true of the folder (see folder_stats)
+        self._recorded: dict[str, list] = folders if listed is not None else {}
         if listed is not None:
             base = os.fspath(out)
             self.have = {rel: f"{base}/{rel}" for rel in (guard.MARKER, *listed) if rel}
@@ -545,8 +548,9 @@ class Publisher:
         folder's inode and mtime need the file system (a walk of 10,000 folders
         took 0.13 s at the end of every large build). Page folders that workers
         wrote whole were stat'ed by them, in parallel, right after writing
-        (stat'ing 10,000 freshly made folders here took 0.11 s). None if a
-        folder is gone.
+        (stat'ing 10,000 freshly made folders here took 0.11 s); after moving
+        files in, folders that received or lost none are as recorded when the
+        build began. None if a folder is gone.
         """
         counts = self._paths.folders()
         stats = {}
@@ -556,8 +560,11 @@ class Publisher:
             return None
         try:
             # names relative to the open output folder: the kernel resolves one component, not the whole path
+            recorded = self._recorded
             for folder in sorted(counts):
                 known = self._seen.get(folder)
+                if known is None and folder in recorded:
+                    known = recorded[folder][:2]
                 if known is None:
                     st = os.stat(folder, dir_fd=root)
                     known = st.st_ino, st.st_mtime_ns
@@ -584,6 +591,7 @@ class Publisher:
         ):
             self._publish_in_place(diff)
             return diff
+        self._recorded = {}  # a new tree: every folder has a new inode
         out, staging, old = self.out, self.staging, self.old
         try:
             os.makedirs(staging, exist_ok=True)
@@ -626,6 +634,13 @@ class Publisher:
         """
         self._stop_flushing()
         self._seen.clear()  # the folders that receive files get new modification times
+        # Those folders, the ones made or emptied, and the folders above them, are stat'ed again;
+        # every other folder is as it was recorded when this build began
+        for rel in (*diff.changed, *diff.added, *diff.removed):
+            folder = rel
+            while folder:
+                folder = folder.rpartition("/")[0]
+                self._recorded.pop(f"{folder}/" if folder else ".", None)
         try:
             sync_filesystem(self._base)  # the new files are on disk before the journal names them
             _write_journal(self.staging, [*diff.changed, *diff.added], diff.removed)

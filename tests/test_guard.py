@@ -426,6 +426,7 @@ def test_a_price_change_is_moved_in_and_a_change_to_most_pages_swapped(tmp_path)
         assert result.exit_code == 0, result.output
         assert (out.stat().st_ino == inode) is moved, extra
         assert cli_build(content, out, "--check").exit_code == 0
+        assert "nothing to build" in cli_build(content, out).output  # the folders recorded are the folders
         assert not list(tmp_path.glob(".site.*staging*"))
         inode = out.stat().st_ino
         snap.write_text(snap.read_text().replace(f"usd_per_hour: {price}}}", "usd_per_hour: 5.50}", 1))
