@@ -153,3 +153,36 @@ def test_listing_sorts_on_click(browser, site):
         assert again == sorted(values, reverse=True) and problems == []
     finally:
         page.close()
+
+
+def test_a_long_listing_shows_ten_setups_per_model_until_asked(browser, site):
+    """On a phone the open-models listing was 190,000 px of cards: each table now shows its first ten
+    rows (in the order it is sorted) and a button that shows the rest, which then takes the focus."""
+    page, problems = open_page(browser, site, "fine-tune-open-models-every-setup/index.html", VIEWPORTS["phone"])
+    visible = "t => Array.from(t.tBodies[0].rows).filter(r => r.offsetParent !== null).length"
+    try:
+        tables = page.locator("table.sortable")
+        counts = [tables.nth(n).evaluate("t => t.tBodies[0].rows.length") for n in range(tables.count())]
+        assert max(counts) > 10
+        for n, count in enumerate(counts):
+            assert tables.nth(n).evaluate(visible) == min(count, 10)
+        assert page.locator(".show-rows button").count() == sum(count > 10 for count in counts)
+        first = tables.first
+        page.select_option("select[data-sort]", "2:desc")  # USD per hour, highest first
+        shown = first.evaluate(
+            "t => Array.from(t.tBodies[0].rows).filter(r => r.offsetParent !== null)"
+            ".map(r => Number(r.cells[2].dataset.value))"
+        )
+        every = first.evaluate("t => Array.from(t.tBodies[0].rows).map(r => Number(r.cells[2].dataset.value))")
+        assert shown == sorted(every, reverse=True)[:10]
+        button = page.locator(".show-rows button").first
+        assert button.inner_text() == f"Show all {counts[0]} setups"
+        button.click()
+        assert first.evaluate(visible) == counts[0]
+        assert page.evaluate(
+            "document.activeElement === document.querySelector('table.sortable').tBodies[0].rows[10].querySelector('a')"
+        )
+        assert page.locator(".show-rows").count() == sum(count > 10 for count in counts) - 1
+        assert problems == []
+    finally:
+        page.close()

@@ -18,6 +18,7 @@ function loadAllRows(done) {
       }).then(function (rows) {
         table.tBodies[0].innerHTML = rows;
         table.removeAttribute("data-rows");
+        shorten(table);
         var note = table.closest("section").querySelector(".more-rows");
         if (note) { note.hidden = true; }
       }).catch(function () {});  // offline: the rows shown stay, the CSV has them all
@@ -25,6 +26,43 @@ function loadAllRows(done) {
   }
   rowsLoaded.then(done);
 }
+
+// Each table shows its first few setups (in the order it is sorted, among those the filters keep) and a
+// button that shows the rest: a listing of ten models stays a page a phone can scroll. Without
+// JavaScript every row the page holds shows.
+var FIRST_ROWS = 10;
+function shorten(table) {
+  var wrap = table.closest(".table-wrap");
+  var more = wrap.nextElementSibling && wrap.nextElementSibling.classList.contains("show-rows")
+    ? wrap.nextElementSibling : null;
+  if (!table.classList.contains("short")) { if (more) { more.remove(); } return; }
+  var shown = 0;
+  Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+    if (!row.hidden) { shown += 1; }
+    row.classList.toggle("later", !row.hidden && shown > FIRST_ROWS);
+  });
+  if (shown <= FIRST_ROWS) { if (more) { more.remove(); } return; }
+  if (!more) {
+    more = document.createElement("p");
+    more.className = "show-rows";
+    var button = document.createElement("button");
+    button.type = "button";
+    button.addEventListener("click", function () {
+      table.classList.remove("short");
+      shorten(table);
+      var next = table.tBodies[0].rows[FIRST_ROWS];
+      var link = next && next.querySelector("a");
+      if (link) { link.focus({ preventScroll: true }); }
+    });
+    more.appendChild(button);
+    wrap.after(more);
+  }
+  more.firstChild.textContent = "Show all " + shown + " setups";
+}
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.classList.add("short");
+  shorten(table);
+});
 
 // Sort a table by the column whose heading button was pressed; press again to reverse.
 // A listing's "Sort by" choice (the headings are hidden on a phone) sorts every table the same way.
@@ -44,6 +82,7 @@ function loadAllRows(done) {
       return up ? order : -order;
     });
     rows.forEach(function (row) { body.appendChild(row); });
+    shorten(table);
   }
   var choice = document.querySelector("select[data-sort]");
   document.querySelectorAll("table.sortable").forEach(function (table) {
@@ -87,6 +126,7 @@ function loadAllRows(done) {
         if (keep) { left += 1; }
       });
       table.closest("section").hidden = left === 0;
+      shorten(table);
       shown += left;
     });
     var any = selects.some(function (s) { return s.value; });
