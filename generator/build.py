@@ -25,10 +25,11 @@ from generator.figures_json import figures_doc, figures_entry, figures_pieces, l
 from generator.kinds.common import Context
 from generator.lint import warnings as lint_warnings
 from generator.load import display_path, load_content
+from generator.publish import Publisher
 from generator.records import Article, Catalog
 from generator.render import Prose, Renderer, RenderProblem, table_csv, theme_problem
 from generator.workers import Workers
-from generator.write import Files, Publisher
+from generator.write import Files
 
 # plotly.min.js (with a chart) is plotly.js's "basic" bundle, scatter, bar and pie: every chart costpress
 # draws, at a quarter of the full bundle's 4.8 MB (docs/themes.md)

@@ -85,19 +85,6 @@ def manifest_pieces(paths: Iterable[str]) -> list[bytes]:
     return pieces
 
 
-def _listed(path: str) -> set[str] | None:
-    """The files a marker names, or None when the file is not a costpress marker."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    if not data.startswith(MARKER_HEAD.encode("utf-8")):
-        return None
-    body = data[len(MARKER_HEAD) :].decode("utf-8", "replace")
-    return set(body.splitlines())
-
-
 def listed_files(path: str) -> list[str] | None:
     """The files a marker names, in its order (sorted), or None when the file is not a costpress marker."""
     try:
@@ -108,6 +95,12 @@ def listed_files(path: str) -> list[str] | None:
     if not data.startswith(MARKER_HEAD.encode("utf-8")):
         return None
     return data[len(MARKER_HEAD) :].decode("utf-8", "replace").splitlines()
+
+
+def _listed(path: str) -> set[str] | None:
+    """listed_files as a set."""
+    names = listed_files(path)
+    return None if names is None else set(names)
 
 
 def check_owned(shown: str, have: dict[str, str], links: list[str]) -> None:

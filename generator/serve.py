@@ -19,7 +19,7 @@ from pathlib import Path
 from generator import guard
 from generator.build import render_site
 from generator.errors import CostpressError
-from generator.write import publish
+from generator.publish import publish
 
 RELOAD_JS = b"""<script>
 (function () {

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from generator.build import render_site
-from generator.write import publish
+from generator.publish import publish
 
 # No shrinking phase: a failing example is reported as generated, which keeps a red run short.
 SETTINGS = settings(

@@ -363,7 +363,7 @@ def test_removing_a_replaced_site_never_follows_a_folder_that_became_a_link(tmp_
     """The replaced site is removed from the list of files the build scanned; a folder someone swapped
     for a link to another place in the meantime is not followed, so nothing there is deleted."""
     from generator import guard
-    from generator.write import _remove_site
+    from generator.trees import remove_site as _remove_site
 
     victim = tmp_path / "elsewhere"
     (victim / "deep").mkdir(parents=True)
@@ -433,20 +433,20 @@ def test_a_price_change_is_moved_in_and_a_change_to_most_pages_swapped(tmp_path)
 
 
 def test_moving_files_in_removes_what_the_new_site_lacks_and_the_folders_it_empties(tmp_path):
-    from generator import write
+    from generator import publish, write
 
     out = tmp_path / "site"
     old = write.Files()
     for rel, data in {"a/b/c/index.html": b"c", "a/b/keep.txt": b"k", "page": b"a file", "x/y.txt": b"y"}.items():
         old.add(rel, data)
     old.add(guard.MARKER, guard.manifest(old.paths()))
-    write.publish(old, out, mode="in-place")
+    publish.publish(old, out, mode="in-place")
     new = write.Files()
     for rel, data in {"a/b/keep.txt": b"k2", "page/index.html": b"now a folder", "z/new.txt": b"n"}.items():
         new.add(rel, data)
     new.add(guard.MARKER, guard.manifest(new.paths()))
     inode = out.stat().st_ino
-    diff = write.publish(new, out, mode="in-place")
+    diff = publish.publish(new, out, mode="in-place")
     assert out.stat().st_ino == inode
     assert sorted(diff.removed) == ["a/b/c/index.html", "page", "x/y.txt"]
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())

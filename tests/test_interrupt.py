@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import CONTENT, TEMPLATES, build, make_content, replace
 
-import generator.write as w
+import generator.publish as w
+import generator.trees as trees
+import generator.write as wr
 from generator.build import render_site
 
 
@@ -44,19 +46,19 @@ def publish_and_die_at(files, out: Path, limit: int, fallback: bool, mode: str =
             setattr(owner, name, wrapped)
 
         if fallback:
-            w._exchange = lambda a, b: False
+            trees.exchange = lambda a, b: False
         for owner, name in [
             (os, "link"),
             (os, "rename"),
             (os, "sync"),
-            (w, "sync_filesystem"),
+            (wr, "sync_filesystem"),
             (os, "unlink"),
             (os, "makedirs"),
             (os, "mkdir"),
             (os, "rmdir"),
             (shutil, "rmtree"),
             (shutil, "copystat"),
-            (w, "_exchange"),
+            (trees, "exchange"),
         ]:
             wrap(owner, name)
         real_open = builtins.open
@@ -66,7 +68,7 @@ def publish_and_die_at(files, out: Path, limit: int, fallback: bool, mode: str =
                 tick()
             return real_open(file, mode, *args, **kwargs)
 
-        w.open = counting_open
+        wr.open = counting_open
         try:
             w.publish(files, out, mode=mode)
         finally:
@@ -140,7 +142,7 @@ def test_kill_at_every_step_of_an_in_place_publish(tmp_path, sites):
     old_site, new_files, old_tree = sites
     new_tree = {rel: data for rel, data in new_files.items()}
     out = tmp_path / "site"
-    journal = tmp_path / ".site.staging" / w.JOURNAL
+    journal = tmp_path / ".site.staging" / trees.JOURNAL
     points, mixed = 0, 0
     for limit in range(1, 500):
         shutil.rmtree(out, ignore_errors=True)
@@ -183,14 +185,14 @@ def test_background_flushes_stop_with_the_publisher(tmp_path, monkeypatch):
     import threading
     import time
 
-    from generator import guard, write
+    from generator import guard, publish, write
 
     calls = []
     monkeypatch.setattr(write, "sync_filesystem", lambda folder: calls.append(folder))
-    monkeypatch.setattr(write.Publisher, "FLUSH_EVERY", 0.01)
+    monkeypatch.setattr(publish.Publisher, "FLUSH_EVERY", 0.01)
     out = tmp_path / "site"
     for ending in ("finish", "abort"):
-        publisher = write.Publisher(out)
+        publisher = publish.Publisher(out)
         publisher.start_flushing()
         publisher.add("index.html", b"<p>new</p>")
         publisher.add(guard.MARKER, guard.manifest(["index.html"]))

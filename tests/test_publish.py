@@ -167,7 +167,7 @@ def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path
     """figures.json reaches the Publisher as pieces; writev may write less than asked, and the rest follows."""
     import os
 
-    from generator import guard, write
+    from generator import guard, publish, write
 
     real = os.writev
     monkeypatch.setattr(write.os, "writev", lambda fd, views: real(fd, [bytes(b"".join(views))[:7]]))
@@ -177,7 +177,7 @@ def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path
     (out / "same.json").write_bytes(b"".join(pieces))
     (out / "other.json").write_bytes(b"x" * sum(map(len, pieces)))
     (out / guard.MARKER).write_bytes(guard.manifest(["same.json", "other.json"]))  # a site costpress wrote
-    pub = write.Publisher(out)
+    pub = publish.Publisher(out)
     for name in ("same.json", "other.json", "new.json"):
         pub.add(name, list(pieces))
     diff = pub.finish()

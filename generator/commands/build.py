@@ -177,8 +177,8 @@ def _build(
             return
 
     from generator.build import POOL_MIN_PAGES, default_jobs, render_site
+    from generator.publish import Publisher
     from generator.sandbox import memory_budget
-    from generator.write import Publisher
 
     # A plain build streams each page into a Publisher, which writes only what changed beside
     # the site and swaps it in at the end; --check renders into memory and compares.
