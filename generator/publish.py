@@ -42,7 +42,10 @@ def clean_leftovers(out: Path) -> None:
     if old.is_dir() and not old.is_symlink() and not out.exists() and not out.is_symlink():
         os.rename(old, out)
     if staging.is_dir() and not staging.is_symlink() and trees.read_journal(staging) is not None:
-        trees.apply_journal(staging, out)  # killed while moving files in: finish the moves, then the folder goes
+        if out.is_dir() and not out.is_symlink():
+            trees.apply_journal(staging, out)  # killed while moving files in: finish the moves, then the folder goes
+        else:  # the folder the moves were for is gone since: they have nowhere to go (its journal says we made it)
+            guard.remove_tree(staging)
     for path in (staging, old):
         if not path.exists() and not path.is_symlink():
             continue

@@ -167,6 +167,29 @@ def test_kill_at_every_step_of_an_in_place_publish(tmp_path, sites):
     assert points >= 10 and mixed >= 1, (points, mixed)
 
 
+def test_a_journal_for_a_folder_deleted_since_is_dropped(tmp_path, sites):
+    """Killed while moving files in, and the site deleted before the next build: that build removes the
+    staging folder (nothing to finish) and builds the site anew."""
+    old_site, new_files, _ = sites
+    out = tmp_path / "site"
+    shutil.copytree(old_site, out)
+    limit = 1
+    while True:  # the first kill point after the journal is on disk
+        code = publish_and_die_at(new_files, out, limit, fallback=False, mode="in-place")
+        assert code == -signal.SIGKILL
+        if (tmp_path / ".site.staging" / trees.JOURNAL).exists():
+            break
+        w.clean_leftovers(out)
+        shutil.rmtree(out)
+        shutil.copytree(old_site, out)
+        limit += 1
+    shutil.rmtree(out)
+    w.clean_leftovers(out)
+    assert not list(tmp_path.glob(".site.*")) and not out.exists()
+    w.publish(new_files, out)
+    assert tree(out) == {rel: data for rel, data in new_files.items()}
+
+
 def test_interrupted_fallback_restores_the_old_site(tmp_path, sites):
     """Killed between the two renames: the next build, even a failing one, puts the old site back."""
     old_site, _, old_tree = sites
