@@ -8,6 +8,7 @@ import functools
 import json
 import operator
 from collections.abc import Callable
+from typing import NamedTuple
 
 from generator import pagecache
 from generator.claims import claim_line, claim_line_once
@@ -19,7 +20,9 @@ _enc = json_encoder()
 PIECE_LINES = 4096  # lines of figures or claims per encoded piece of an entry
 
 
-def figures_entry(slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line) -> list[bytes]:
+def figures_entry(
+    slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line, figure=None
+) -> list[bytes]:
     """One article's entry in figures.json, UTF-8, in pieces: every figure it shows, sorted, one per line,
     and its claims. Joined, the pieces are the entry; a large listing's (48 MB at 100,000 pages) is never
     one string, nor one list of every line.
@@ -30,12 +33,14 @@ def figures_entry(slug: str, title: str, figures, prices_checked, claims=(), cla
     itself calls): a third faster than building a dict per figure and
     encoding the list, and no indent (which would force the slow pure-Python
     encoder). Claims (generator.claims) follow as {"id", "subject"} lines,
-    made by `claim` (claim_line, which remembers them, or claim_line_once).
+    made by `claim` (claim_line, which remembers them, or claim_line_once);
+    `figure` makes a figure's line (by default with the head of its line
+    remembered: a family's pages share ids, units and inputs).
     """
     out = [f' {_enc(slug)}: {{\n  "claims": [\n'.encode()]
     _lines_into(out, claims, claim)
     out.append(b'\n  ],\n  "figures": [\n')
-    _lines_into(out, sorted(figures, key=_by_id), _figure_line)
+    _lines_into(out, sorted(figures, key=_by_id), figure or _figure_line)
     checked = _enc([d.isoformat() for d in prices_checked])
     out.append(f'\n  ],\n  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'.encode())
     return out
@@ -61,10 +66,20 @@ def _figure_line(f) -> str:
     return _figure_head(f.id, f.unit, tuple(f.inputs)) + number + "}"
 
 
-@functools.lru_cache(maxsize=4096)  # a family's pages show figures of the same ids, units and inputs
-def _figure_head(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
+def _figure_head_once(fid: str, unit: str, inputs: tuple[str, ...]) -> str:
     shown = "[" + ", ".join(map(_string, inputs)) + "]" if inputs else "[]"
     return f'{{"id": {_string(fid)}, "inputs": {shown}, "unit": {_string(unit)}, "value": '
+
+
+# a family's pages show figures of the same ids, units and inputs
+_figure_head = functools.lru_cache(maxsize=4096)(_figure_head_once)
+
+
+def _figure_line_once(f) -> str:
+    """_figure_line without remembering the line's head: a listing's ids are each its own."""
+    value = f.value
+    number = float.__repr__(value) if type(value) is float and value - value == 0 else _enc(value)
+    return _figure_head_once(f.id, f.unit, f.inputs) + number + "}"
 
 
 def figures_pieces(chunks: list[bytes], parts: list[str] | None = None) -> list[bytes]:
@@ -95,22 +110,22 @@ def listing_chunk(listing) -> list[bytes]:
     """A listing's figures.json entry, encoded in pieces: each priced row's figures, and per model which
     setup is cheapest, how many fit, and what each setup that does not fit would need."""
     from generator.listing import _need_text
-    from generator.model import Figure
 
     figures, claims, seen = [], [], {}
     for r in listing.rows:
         key = r["key"]
         if r["fits"]:
             figures += [
-                Figure(f"{key}.usd_per_hour", r["usd_per_hour"], "USD per hour"),
-                Figure(f"{key}.usd_per_million", r["usd_per_million"], "USD per million tokens"),
-                Figure(f"{key}.cost_with_startup", r["cost_with_startup"], "USD"),
+                _Listed(f"{key}.usd_per_hour", r["usd_per_hour"], "USD per hour"),
+                _Listed(f"{key}.usd_per_million", r["usd_per_million"], "USD per million tokens"),
+                _Listed(f"{key}.cost_with_startup", r["cost_with_startup"], "USD"),
             ]
             group = seen.setdefault(r["model"], [r, 0, 0])
             group[1] += 1
         else:
             seen.setdefault(r["model"], [None, 0, 0])[2] += 1
-            claims.append((f"{key}.memory", _need_text(r)))
+            # the listing's page, made first in the same process, gave the row its text
+            claims.append((f"{key}.memory", r["need"] if "need" in r else _need_text(r)))
     for model, (best, fit, out) in seen.items():
         if best is not None:
             claims.append(
@@ -118,4 +133,15 @@ def listing_chunk(listing) -> list[bytes]:
             )
         claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
     claims.sort()
-    return figures_entry(listing.slug, listing.title, figures, listing.prices_checked, claims, claim_line_once)
+    return figures_entry(
+        listing.slug, listing.title, figures, listing.prices_checked, claims, claim_line_once, _figure_line_once
+    )
+
+
+class _Listed(NamedTuple):
+    """A listing's figure (model.Figure's fields, made lighter: a listing has 30,000 at 10,000 pages)."""
+
+    id: str
+    value: float
+    unit: str
+    inputs: tuple[str, ...] = ()

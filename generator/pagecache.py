@@ -48,6 +48,8 @@ class Fingerprints:
         self._shared: dict[tuple, str] = {}
         self._offers: dict[tuple, str] = {}
         self._reprs: dict[int, tuple[object, str]] = {}
+        self._pairs: dict[tuple[str, int], tuple[object, str]] = {}
+        self._orders: dict[tuple[str, ...], list[str]] = {}
 
     def _provider(self, offer_key: str, as_of) -> str:
         """What a page reads of its provider's prices.
@@ -97,20 +99,31 @@ class Fingerprints:
         )
 
     def _params(self, params: dict) -> str:
-        """The page's parameters as text; containers that pages share are turned into text once.
+        """The page's parameters as text; what pages share is turned into text once.
 
-        A family's pages share their parameter lists and, within a group, the list
-        of neighbours they show (floats in repr were most of a fingerprint's cost).
-        Each shared object is held with its text, so its id cannot be reused.
+        A family's pages share their parameter names, most values (the
+        family's own parameters, the model, the method) and, within a group,
+        the list of neighbours they show: each (name, value) is written once
+        and held with its text, so the value's id cannot be reused while the
+        text is kept (floats in repr were most of a fingerprint's cost).
         """
+        keys = tuple(params)
+        order = self._orders.get(keys)
+        if order is None:
+            order = self._orders[keys] = sorted(keys)
+        pairs = self._pairs
         parts = []
-        for name in sorted(params):
+        for name in order:
             value = params[name]
-            if isinstance(value, dict):  # the page's own neighbours record: its lists are shared
-                text = "{" + ", ".join(f"{k!r}: {self._shared_repr(v)}" for k, v in value.items()) + "}"
-            else:
-                text = self._shared_repr(value)
-            parts.append(f"{name!r}: {text}")
+            if type(value) is dict:  # the page's own neighbours record: its lists are shared
+                parts.append(
+                    f"{name!r}: {{" + ", ".join(f"{k!r}: {self._shared_repr(v)}" for k, v in value.items()) + "}"
+                )
+                continue
+            found = pairs.get((name, id(value)))
+            if found is None:
+                found = pairs[(name, id(value))] = (value, f"{name!r}: {self._shared_repr(value)}")
+            parts.append(found[1])
         return ", ".join(parts)
 
     def _shared_repr(self, value) -> str:

@@ -120,12 +120,19 @@ def table_csv(table) -> bytes:
             if (value := row.get(key)) is None
             else _csv_number(value)
             if numeric
+            else _csv_cell(value, fmt)
+            if type(value) is str
             else _csv_text(formatting.data_cell(value, fmt))
             for key, numeric, fmt in columns
         ]
         for row in table.rows
     )
     return buf.getvalue().encode("utf-8")
+
+
+@functools.lru_cache(maxsize=16_384)  # names, setups and memory notes repeat down a listing's 18,000 rows
+def _csv_cell(value: str, fmt: str) -> str:
+    return _csv_text(formatting.data_cell(value, fmt))
 
 
 @functools.lru_cache(maxsize=65_536)  # token counts and hours repeat across a family's tables
