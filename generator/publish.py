@@ -91,12 +91,16 @@ class Publisher:
         # As the last build left it: its files are the ones its marker lists, without a walk of the folder
         folders = state.untouched_output(out)
         listed = guard.listed_files(f"{os.fspath(out)}/{guard.MARKER}") if folders is not None else None
+        if listed is not None:
+            listed = [rel for rel in listed if rel]
+            if not write.all_safe(listed):  # a marker edited in place: what it lists could lead out of the folder
+                listed = None
         self.trusted = listed is not None
         # folder -> [inode, mtime, files] as recorded, while true of the folder (see folder_stats)
         self._recorded: dict[str, list] = folders if listed is not None else {}
         if listed is not None:
             base = os.fspath(out)
-            self.have = {rel: f"{base}/{rel}" for rel in (guard.MARKER, *listed) if rel}
+            self.have = {rel: f"{base}/{rel}" for rel in (guard.MARKER, *listed)}
         else:
             self.have, links = write.scan(out)
             guard.check_owned(shown, self.have, links)

@@ -16,7 +16,7 @@ from pathlib import Path
 from generator.errors import BuildError
 
 # A relative POSIX path: no leading '/', no backslash, no control characters.
-SAFE_REL = re.compile(r"^[^/\\\x00-\x1f][^\\\x00-\x1f]*$")
+SAFE_REL = re.compile(r"^[^/\\\x00-\x1f][^\\\x00-\x1f]*\Z")  # \Z: "$" would let a final line break through
 
 
 def _folder_of(rel: str) -> str:
@@ -45,6 +45,20 @@ def check_path(rel: str) -> list[str]:
     if not SAFE_REL.match(rel) or "//" in wrapped or "/./" in wrapped or "/../" in wrapped:
         raise BuildError(f"refusing to write outside the output folder: {rel!r}")
     return rel.split("/")
+
+
+# What check_path refuses, found in many paths at once: the paths joined by line breaks (none of them
+# holding one) and searched line by line. A leading '/', a backslash or control character, an empty,
+# '.' or '..' part.
+_UNSAFE_LINE = re.compile(r"^$|^/|/$|//|\\|[\x00-\x09\x0b-\x1f]|(?:^|/)\.\.?(?:/|$)", re.M)
+
+
+def all_safe(rels: list[str]) -> bool:
+    """Whether check_path accepts every one of `rels` (one search over them all: a marker lists 600,000)."""
+    text = "\n".join(rels)
+    if text.count("\n") != len(rels) - 1:  # a line break inside a path (a control character)
+        return False
+    return _UNSAFE_LINE.search(text) is None
 
 
 class Files:

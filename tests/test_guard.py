@@ -495,3 +495,25 @@ def test_ctrl_c_while_publishing_waits_for_the_site_to_be_whole():
     with held_signals() as caught:
         steps.append("again")
     assert caught == [] and signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_marker_edited_in_place_to_name_a_file_outside_is_not_trusted(tmp_path):
+    """The folder looks as the last build left it (a file rewritten in place moves no folder's time), but
+    its marker now lists a path out of the folder: the build reads the folder instead, and what lies
+    outside is never touched."""
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    outside = tmp_path / "precious.txt"
+    outside.write_text("mine")
+    marker = out / guard.MARKER
+    with open(marker, "r+b") as fh:  # in place: the folder's time stays as recorded
+        fh.seek(0, os.SEEK_END)
+        fh.write(b"../precious.txt\n")
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}", 1))
+    result = cli_build(content, out)
+    assert result.exit_code == 0, result.output
+    assert outside.read_text() == "mine"
+    assert "../precious.txt" not in marker.read_text()
+    assert cli_build(content, out, "--check").exit_code == 0
