@@ -385,30 +385,9 @@ def _in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int]
 LISTING_ROWS_PER_PAGE = 40
 
 
-def render_site(
-    content: Path,
-    templates: Path,
-    jobs: int = 1,
-    progress: Callable[[int, int], Callable] | None = None,
-    pool_min: int = POOL_MIN_PAGES,
-    cache: Path | None = None,
-    reuse: bool = True,
-    sink: Publisher | None = None,
-    drafts: bool = False,
-    base_url: str | None = None,
-) -> Result:
-    """Build every output file, into `sink` as pages finish or else in memory; raise ContentError on problems.
-
-    With jobs > 1 and enough pages, articles are rendered by forked worker
-    processes; results come back in article order, so the bytes are the same
-    whatever the number of workers. With `cache` (the output folder), family
-    pages get fingerprints for the page cache, and with `reuse` those whose
-    inputs did not change since the build that wrote the folder keep their
-    files and are not rendered (see pagecache).
-    """
-    odd = state.odd_inputs(templates, "templates")
-    if odd:
-        raise ContentError(odd)
+def _articles(content: Path, drafts: bool, base_url: str | None) -> tuple[Catalog, list[Article], list, list[str]]:
+    """The content loaded, and every article to build: the written ones (drafts only when asked for), then
+    each page family's pages; the families' listings; the problems found so far (a list pages add to)."""
     catalog = load_content(content)
     if base_url is not None:  # --base-url: this build only (a preview on another host)
         catalog.site = dataclasses.replace(catalog.site, base_url=base_url)
@@ -433,22 +412,46 @@ def render_site(
     articles = [*catalog.articles, *family_articles]
     for art in articles:
         art.params_doc.problems = problems
+    return catalog, articles, listings, problems
+
+
+def render_site(
+    content: Path,
+    templates: Path,
+    jobs: int = 1,
+    progress: Callable[[int, int], Callable] | None = None,
+    pool_min: int = POOL_MIN_PAGES,
+    cache: Path | None = None,
+    reuse: bool = True,
+    sink: Publisher | None = None,
+    drafts: bool = False,
+    base_url: str | None = None,
+) -> Result:
+    """Build every output file, into `sink` as pages finish or else in memory; raise ContentError on problems.
+
+    With jobs > 1 and enough pages, articles are rendered by forked worker
+    processes; results come back in article order, so the bytes are the same
+    whatever the number of workers. With `cache` (the output folder), family
+    pages get fingerprints for the page cache, and with `reuse` those whose
+    inputs did not change since the build that wrote the folder keep their
+    files and are not rendered (see pagecache).
+    """
+    odd = state.odd_inputs(templates, "templates")
+    if odd:
+        raise ContentError(odd)
+    catalog, articles, listings, problems = _articles(content, drafts, base_url)
     renderer = Renderer(templates, catalog)
     family_files = {x.family.file for x in listings}
     _JOB.update(
         catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings, family_files=family_files
     )
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
-    cached = {}
     fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
-    # Workers fingerprint every page, and keep those whose page-cache entry still holds
-    # A folder as the last build left it (Publisher.trusted): a kept page's files are not looked at
+    # A page whose page-cache entry still holds is kept (_kept); in a folder as the last build left it
+    # (Publisher.trusted) its files are not looked at, and this process decides it (_in_order)
     _JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
     weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
     workers = workers_for(weight, jobs, pool_min)
-    rendered: dict[int, PageInfo] = {}
-    shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (PageInfo.unpacked)
-    written = 0
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
         # process reads it; the workers then keep or render the pages beside the listing.
@@ -482,36 +485,7 @@ def render_site(
         stray, linted = stray_files(catalog), lint_warnings(catalog)
         tick = progress(len(articles), workers) if progress and articles else None
         tasks = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
-        for (i, entry), (packed, found) in _in_order(tasks, pool, tick):
-            if found:
-                problems.extend(p for p in found if p not in problems)
-            if type(packed) is Kept:
-                art = articles[i]
-                cached[i] = PageInfo(
-                    art,
-                    pagecache.dates(entry),
-                    packed.figures,  # None: read again from its file at the end
-                    entry["has_charts"],
-                    [],
-                    entry["providers"],
-                    entry["unsourced"],
-                    entry["fingerprint"],
-                )
-                files.keep_page(art.slug, list(entry["files"]))
-                if spool is not None:
-                    spool.add(art.slug, entry)
-            elif packed is not None:
-                info = rendered[i] = PageInfo.unpacked(articles[i], packed, shared)
-                if sink is not None:
-                    written += sink.record_page(info.article.slug, info.files)
-                    if info.folder is not None:
-                        sink.seen(f"{info.article.slug}/", info.folder)
-                else:
-                    for rel, data in info.files:
-                        files.add(rel, data)
-                if info.cache is not None and spool is not None:
-                    spool.add(info.article.slug, info.cache)
-                info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the spool
+        rendered, cached, written = _take_pages(_in_order(tasks, pool, tick), articles, files, spool, problems)
         if pool:
             listed = [pool.results(number)[0][0] for number in pending]
         else:
@@ -535,38 +509,8 @@ def render_site(
         for name in assets:  # the site's own file (templates/assets/) over the theme's
             files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
         entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
-        # A family's pages and its listing go to parts of their own, so the site's figures.json stays
-        # small at any size (a 100,000-row listing's entry alone is 45 MB)
-        parts, part_keys = [], {}
-        for listing in sorted(listings, key=lambda x: x.slug):
-            family = listing.family.file
-            mine = [(p.article.slug, p.figures, p.fingerprint) for p in pages if p.article.file == family]
-            kept_slugs = {cached[i].article.slug for i in cached if cached[i].article.file == family}
-            chunk, digest = listing_chunks[listing.slug]
-            mine = sorted([*mine, (listing.slug, chunk, digest)])
-            for n, start in enumerate(range(0, len(mine), FIGURES_PART_PAGES), 1):
-                rel = f"figures/{listing.slug}-{n}.json"
-                parts.append(rel)
-                held = mine[start : start + FIGURES_PART_PAGES]
-                key = None
-                if sink is not None and all(what is not None for _, _, what in held):
-                    key = pagecache.part_key([(slug, what) for slug, _, what in held])
-                    if pagecache.part_kept(cache, rel, key, saved_parts) and rel in sink.have:
-                        files.keep(rel)  # every entry is as it was: the published part stands
-                        part_keys[rel] = saved_parts[rel]
-                        continue
-                published: dict[str, memoryview] | None = None  # kept pages' entries, from the part as published
-                part = []
-                for slug, data, _ in held:
-                    if data is None and slug in kept_slugs:
-                        if published is None:
-                            published = pagecache.part_entries(cache, rel, saved_parts)
-                        data = published.get(slug)
-                    part.append(data if data is not None else _figures_from(sink, slug))
-                pieces = figures_pieces(part)
-                files.add(rel, pieces if sink is not None else b"".join(pieces))
-                if key is not None:
-                    part_keys[rel] = [key, sum(map(len, pieces))]
+        kept_slugs = {cached[i].article.slug for i in cached}
+        parts, part_keys = _figures_parts(listings, pages, kept_slugs, listing_chunks, files, cache, saved_parts)
         by_slug = [data for _, data in sorted(entries)]
         pieces = figures_pieces(by_slug, parts)
         files.add("figures.json", pieces if sink is not None else b"".join(pieces))
@@ -582,6 +526,95 @@ def render_site(
         marker = guard.manifest_pieces(files.paths())
         files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
     return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written)
+
+
+def _take_pages(
+    results: Iterator, articles: list[Article], files, spool: pagecache.Spool | None, problems: list[str]
+) -> tuple[dict[int, PageInfo], dict[int, PageInfo], int]:
+    """Take each page's result in article order: record its files (a kept page's as they are, a rendered
+    page's as its worker stored them or as bytes), add its page-cache entry to the spool, and note its
+    problems. Returns the rendered pages and the kept ones by article index, and how many pages had a
+    file written."""
+    sink = files if isinstance(files, Publisher) else None
+    rendered: dict[int, PageInfo] = {}
+    cached: dict[int, PageInfo] = {}
+    shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (PageInfo.unpacked)
+    written = 0
+    for (i, entry), (packed, found) in results:
+        if found:
+            problems.extend(p for p in found if p not in problems)
+        if type(packed) is Kept:
+            art = articles[i]
+            cached[i] = PageInfo(
+                art,
+                pagecache.dates(entry),
+                packed.figures,  # None: read again from its file at the end
+                entry["has_charts"],
+                [],
+                entry["providers"],
+                entry["unsourced"],
+                entry["fingerprint"],
+            )
+            files.keep_page(art.slug, list(entry["files"]))
+            if spool is not None:
+                spool.add(art.slug, entry)
+        elif packed is not None:
+            info = rendered[i] = PageInfo.unpacked(articles[i], packed, shared)
+            if sink is not None:
+                written += sink.record_page(info.article.slug, info.files)
+                if info.folder is not None:
+                    sink.seen(f"{info.article.slug}/", info.folder)
+            else:
+                for rel, data in info.files:
+                    files.add(rel, data)
+            if info.cache is not None and spool is not None:
+                spool.add(info.article.slug, info.cache)
+            info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the spool
+    return rendered, cached, written
+
+
+def _figures_parts(
+    listings, pages: list[PageInfo], kept_slugs: set[str], listing_chunks: dict, files, cache, saved_parts: dict
+) -> tuple[list[str], dict[str, list]]:
+    """Write each page family's figures parts (figures/<listing>-<n>.json): its pages' entries and its
+    listing's, FIGURES_PART_PAGES to a part in slug order, so the site's figures.json stays small at any
+    size (a 100,000-row listing's entry alone is 45 MB). Returns the parts' names and, for the page cache,
+    each part's key and size.
+
+    With a Publisher (`files`), a part whose entries are all as they were stands as published; a part
+    that changed takes its kept pages' entries from the published part, or else from their own files.
+    """
+    sink = files if isinstance(files, Publisher) else None
+    parts, part_keys = [], {}
+    for listing in sorted(listings, key=lambda x: x.slug):
+        family = listing.family.file
+        mine = [(p.article.slug, p.figures, p.fingerprint) for p in pages if p.article.file == family]
+        chunk, digest = listing_chunks[listing.slug]
+        mine = sorted([*mine, (listing.slug, chunk, digest)])
+        for n, start in enumerate(range(0, len(mine), FIGURES_PART_PAGES), 1):
+            rel = f"figures/{listing.slug}-{n}.json"
+            parts.append(rel)
+            held = mine[start : start + FIGURES_PART_PAGES]
+            key = None
+            if sink is not None and all(what is not None for _, _, what in held):
+                key = pagecache.part_key([(slug, what) for slug, _, what in held])
+                if pagecache.part_kept(cache, rel, key, saved_parts) and rel in sink.have:
+                    files.keep(rel)  # every entry is as it was: the published part stands
+                    part_keys[rel] = saved_parts[rel]
+                    continue
+            published: dict[str, memoryview] | None = None  # kept pages' entries, from the part as published
+            part = []
+            for slug, data, _ in held:
+                if data is None and slug in kept_slugs:
+                    if published is None:
+                        published = pagecache.part_entries(cache, rel, saved_parts)
+                    data = published.get(slug)
+                part.append(data if data is not None else _figures_from(sink, slug))
+            pieces = figures_pieces(part)
+            files.add(rel, pieces if sink is not None else b"".join(pieces))
+            if key is not None:
+                part_keys[rel] = [key, sum(map(len, pieces))]
+    return parts, part_keys
 
 
 def _record_listings(listings, listed: list[_ListingOut], files: Files | Publisher) -> dict[str, tuple]:
