@@ -4,30 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as dt
-import hashlib
 import multiprocessing as mp
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
-import jinja2
-
-from generator import guard, pagecache, search, state, svg, theme
-from generator.articles import build_context
-from generator.claims import claims_of
+from generator import guard, pagecache, search, state, tasks, theme
 from generator.errors import BuildError, ContentError
 from generator.families import expand, load_families
-from generator.figures_json import figures_doc, figures_entry, figures_pieces, listing_chunk
-from generator.kinds.common import Context
+from generator.figures_json import figures_pieces
 from generator.lint import warnings as lint_warnings
 from generator.load import display_path, load_content
 from generator.publish import Publisher
 from generator.records import Article, Catalog
-from generator.render import Prose, Renderer, RenderProblem, table_csv, theme_problem
+from generator.render import Renderer
 from generator.workers import Workers
 from generator.write import Files
 
@@ -39,7 +31,7 @@ ASSET_FILES = ("style.css", "favicon.svg")
 @dataclass
 class Result:
     catalog: Catalog
-    pages: list[PageInfo]
+    pages: list[tasks.PageInfo]
     files: Files | Publisher
     warnings: list[str]
     workers: int = 1
@@ -48,287 +40,6 @@ class Result:
     parts: dict | None = None  # figures part -> [key, size], for the page cache (pagecache.part_key)
     written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
 
-
-@dataclass(slots=True)  # one per page, held to the end of the build: no __dict__ each
-class PageInfo:
-    """What the site-wide files need from one rendered page, once its bytes are out."""
-
-    article: Article
-    prices_checked: list
-    figures: bytes | None  # this page's entry in site/figures.json, UTF-8 (None: read from its own file)
-    has_charts: bool
-    files: list  # (path, bytes), or (path, size, status) when a Publisher already wrote them
-    providers: list[str]
-    unsourced: list[str]  # inputs shown without a source
-    fingerprint: str | None = None  # for the page cache (family pages, when building into a folder)
-    cache: bytes | None = None  # the page's page-cache member, "slug": {entry}, as UTF-8 JSON (made by the worker)
-    folder: tuple[int, int] | None = None  # its staged folder's inode and mtime, when the worker wrote every file
-    answer: dict | None = None  # the figure a written article opens with, for the home page
-
-    def packed(self) -> tuple:
-        """Everything but the article, as a tuple: what a worker sends back (a tuple pickles in half the time)."""
-        return (
-            self.prices_checked,
-            self.figures,
-            self.has_charts,
-            self.files,
-            self.providers,
-            self.unsourced,
-            self.fingerprint,
-            self.cache,
-            self.folder,
-            self.answer,
-        )
-
-    @classmethod
-    def unpacked(cls, article: Article, fields: tuple, shared: dict[tuple, list]) -> PageInfo:
-        """A worker's packed fields as a PageInfo. A family's pages repeat a few lists of dates, providers
-        and unsourced inputs, each out of the pipe as a copy of its own: they take one of each from
-        `shared` (100,000 pages held 30 MB of copies)."""
-        info = cls(article, *fields)
-        for name in ("prices_checked", "providers", "unsourced"):
-            value = getattr(info, name)
-            setattr(info, name, _one_of(shared, tuple(value), lambda value=value: value))
-        return info
-
-
-def _one_of(shared: dict[tuple, list], key: tuple, make: Callable[[], list]) -> list:
-    """The list `shared` holds for `key`, made (and kept) the first time."""
-    found = shared.get(key)
-    if found is None:
-        found = shared[key] = make()
-    return found
-
-
-# Set before the worker processes fork, so each worker inherits the loaded catalog.
-_JOB: dict = {}
-
-
-@dataclass
-class _SiteFiles:
-    """A task: the index, feed, sitemap and 404 page, from each published page's article index and price dates."""
-
-    pages: list[tuple[int, list[int]]]  # (article index, ordinals of the dates its prices were checked)
-    answers: dict[int, dict]  # article index -> the answer it opens with (written articles)
-
-
-def _site_files(task: _SiteFiles) -> dict[str, bytes]:
-    """What `render_index` and `render_site_files` make, in a worker that already holds every article.
-
-    A worker renders them while the main process writes figures.json and
-    checks for warnings: the end of a large build runs on both cores.
-    """
-    arts, renderer, listings = _JOB["articles"], _JOB["renderer"], _JOB["listings"]
-    for listing in listings:  # every listing is written by now: their rows (most of a worker's memory) can go
-        listing.rows = []
-    dates: dict[tuple, list] = {}  # a family's pages share a few lists of dates: one of each
-    pages = [
-        _Listed(
-            arts[i],
-            _one_of(dates, tuple(days), lambda days=days: [*map(dt.date.fromordinal, days)]),
-            task.answers.get(i),
-        )
-        for i, days in task.pages
-    ]
-    try:
-        return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
-    except jinja2.TemplateError as exc:  # a site's own template, or the theme
-        raise BuildError(str(theme_problem(exc))) from None
-
-
-class _Listed(NamedTuple):
-    """What the index, feed and sitemap read of a page."""
-
-    article: Article
-    prices_checked: list
-    answer: dict | None = None
-
-
-def _task(task: int | _SiteFiles) -> tuple:
-    """One unit of work that is not a page: listing `-1 - task`, or the site files (pages go by `_tasks`)."""
-    if isinstance(task, _SiteFiles):
-        return _site_files(task), []
-    listing = _JOB["listings"][-1 - task]
-    try:
-        html, table, extra = _JOB["renderer"].render_listing(listing)
-    except jinja2.TemplateError as exc:
-        raise BuildError(str(theme_problem(exc))) from None
-    slug, sink = listing.slug, _JOB.get("sink")
-    names = (f"{slug}/index.html", f"{slug}/{table.id}.csv", f"{slug}/figures.json")
-    if sink is None:
-        chunk = b"".join(listing_chunk(listing))
-        files = [
-            (names[0], html),
-            (names[1], table_csv(table)),
-            (names[2], figures_doc([chunk])),
-            *((rel, b"".join(pieces)) for rel, pieces in extra),
-        ]
-        return _ListingOut(files, None, chunk, hashlib.sha256(chunk).hexdigest()), []
-    # Written here, as a page's files are, and each as soon as it is made: the main process gets
-    # their outcomes and reads the listing's figures back from its figures.json for the family's
-    # part. A 100,000-page family's listing files come to 130 MB, and held together with what
-    # made them they doubled its worker's memory.
-    first, _ = sink.store_page(slug, [(names[0], html), *extra])  # the rows of long tables, as pieces
-    del html, extra
-    csv, _ = sink.store_page(slug, [(names[1], table_csv(table))])
-    del table
-    pieces = listing_chunk(listing)
-    digest = hashlib.sha256()
-    for piece in pieces:
-        digest.update(piece)
-    figures, folder = sink.store_page(slug, [(names[2], [pagecache.FIGURES_HEAD, *pieces, pagecache.FIGURES_TAIL])])
-    outcomes = [first[0], *csv, *figures, *first[1:]]
-    listing.rows = []  # no other task of this worker reads them
-    # the folder's stat after its last file, valid when every file was written
-    folder = folder if all(status != "unchanged" for _, _, status in outcomes) else None
-    return _ListingOut(outcomes, folder, None, digest.hexdigest()), []
-
-
-class _ListingOut(NamedTuple):
-    """A rendered listing: its files, or with a Publisher their outcomes (and its folder's stat, as for a page);
-    its entry in the site's figures (None: in its figures.json, written) and that entry's digest."""
-
-    files: list
-    folder: tuple[int, int] | None
-    chunk: bytes | None
-    digest: str
-
-
-class Kept(NamedTuple):
-    """A worker's answer for a page it kept: its figures entry, when the main process needs it."""
-
-    figures: bytes | None
-
-
-def _kept(i: int, entry: dict | None) -> Kept | None:
-    """Kept(...) when article i can keep the files the last build wrote for it, else None.
-
-    Workers answer this for every page, in parallel and beside the listing:
-    fingerprinting 10,000 pages and checking their files took most of a
-    price change's time when the main process did it alone.
-    """
-    fingerprints = _JOB.get("fingerprints")
-    if entry is None or fingerprints is None:
-        return None
-    art = _JOB["articles"][i]
-    fp = fingerprints.of(art)
-    cache, untouched = _JOB["cache"], _JOB["untouched"]
-    if fp and pagecache.reusable(entry, fp, cache, untouched):
-        # a family page written to a folder leaves its figures there: they are read back for the parts
-        if _JOB.get("sink") is not None and art.file in _JOB["family_files"]:
-            if untouched or pagecache.figures_of(cache, art.slug) is not None:  # (read: still whole)
-                return Kept(None)
-        else:
-            chunk = pagecache.figures_of(cache, art.slug)
-            if chunk is not None:
-                return Kept(chunk)
-    _JOB["known"][i] = fp  # _finish need not digest the page again
-    return None
-
-
-def _tasks(chunk: list) -> list[tuple]:
-    """The results of a chunk of tasks, in order. A page's task is (article index, its page-cache entry):
-    a page whose fingerprint matches its entry, and whose files are still there, is kept (`_kept`);
-    the others render in two passes.
-
-    First every page's context and prose, then their Markdown converted in
-    one run (Markdown.warm: the converter is about four times faster with
-    its code and data still in the CPU's caches), then the rest of each page.
-    """
-    out: list = [None] * len(chunk)
-    prepared = []
-    for n, task in enumerate(chunk):
-        if isinstance(task, tuple):
-            kept = _kept(*task)
-            if kept is not None:
-                out[n] = (kept, [])
-                continue
-            ready = _prepare(task[0])
-            if isinstance(ready, _Prepared):
-                prepared.append((n, ready))
-                continue
-            out[n] = ready
-        else:
-            out[n] = _task(task)
-    if prepared:
-        _JOB["renderer"].markdown.warm([text for _, ready in prepared for text in ready.prose.markdown()])
-    for n, ready in prepared:
-        info, problems = _finish(ready)
-        out[n] = (info.packed() if info is not None else None), problems
-    return out
-
-
-class _Prepared(NamedTuple):
-    """A page half made: its article index, context and prose."""
-
-    i: int
-    ctx: Context
-    prose: Prose
-
-
-def _prepare(i: int) -> _Prepared | tuple[None, list[str]]:
-    """Article i's context and prose, or (None, the problems that stopped it)."""
-    art = _JOB["articles"][i]
-    before = len(art.params_doc.problems)
-    ctx = build_context(_JOB["catalog"], art)
-    if ctx is None:
-        return None, list(art.params_doc.problems[before:])
-    try:
-        return _Prepared(i, ctx, _JOB["renderer"].prose(art, ctx))
-    except RenderProblem as exc:
-        return None, [str(exc)]
-
-
-def _finish(ready: _Prepared) -> tuple[PageInfo | None, list[str]]:
-    """The page and every file of a prepared article; or the problems that stopped it."""
-    i, ctx = ready.i, ready.ctx
-    renderer, art = _JOB["renderer"], _JOB["articles"][i]
-    fingerprint = _JOB.get("known", {}).pop(i, None)
-    try:
-        page = renderer.render_article(art, ctx, ready.prose)
-    except RenderProblem as exc:
-        return None, [str(exc)]
-    slug = art.slug
-    blocks = ctx.blocks
-    chunk = b"".join(figures_entry(slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)))
-    out = [
-        (f"{slug}/index.html", page.html),
-        (f"{slug}/index.md", page.markdown),
-        (f"{slug}/figures.json", figures_doc([chunk])),
-    ]
-    for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
-        out.append((f"{slug}/{table.id}.csv", table_csv(table)))
-    for chart in blocks.charts.values():
-        out.append(
-            (f"{slug}/{chart.id}.svg", svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"))
-        )
-    fingerprints = _JOB.get("fingerprints")
-    sink = _JOB.get("sink")
-    folder = None
-    if sink is not None:  # write here, in the worker; the main process only records the outcome
-        out, folder = sink.store_page(slug, out)
-    # A family page written to the output folder leaves its figures there: the main process reads them
-    # back for the site's figures parts rather than holding every page's (most of its memory at scale)
-    kept = chunk if sink is None or art.file not in _JOB.get("family_files", ()) else None
-    info = PageInfo(
-        art,
-        list(ctx.prices_checked),
-        kept,
-        bool(blocks.charts),
-        out,
-        list(ctx.providers),
-        [i.what for i in ctx.inputs if not (i.source or "").strip()],
-        fingerprint or (fingerprints.of(art) if fingerprints is not None else None),
-        folder=folder,
-        answer=ctx.values.get("answer") if art.kind != "setup" else None,  # the home page shows it
-    )
-    if info.fingerprint is not None:  # the page-cache entry, encoded here rather than in the main process
-        sizes = {rel: size for rel, size, _ in out} if sink is not None else {rel: len(data) for rel, data in out}
-        info.cache = pagecache.member_json(slug, info.fingerprint, info, sizes)
-    return info, []
-
-
-LOCAL_CHUNK = 32  # pages rendered together without workers (see _tasks)
 
 # Below this many pages a process pool costs more than it saves.
 POOL_MIN_PAGES = 200
@@ -343,42 +54,6 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
     if jobs <= 1 or count < max(pool_min, 2) or "fork" not in mp.get_all_start_methods():
         return 1
     return min(jobs, count)
-
-
-def _page_results(pages: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
-    """Each page's result in order, from this process or from the forked workers."""
-    if pool is None:
-        for start in range(0, len(pages), LOCAL_CHUNK):
-            chunk = _tasks(pages[start : start + LOCAL_CHUNK])
-            yield from chunk
-            if progress:
-                progress(len(chunk))
-        return
-    for number in pool.submit(pages, chunksize=max(1, min(64, len(pages) // (len(pool) * 8)))):
-        chunk = pool.results(number)
-        yield from chunk
-        if progress:
-            progress(len(chunk))
-
-
-def _in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
-    """(task, result) for every page in order. In an output folder the last build left untouched, keeping
-    a page needs only its fingerprint: the pages that keep are found here, without a round trip to a
-    worker (at 10,000 pages the round trips cost more than the fingerprints), and only the others are sent.
-    (Sending those in batches as they were found, to render while this process fingerprints, was no
-    faster: on two cores the listing's worker and this process keep both busy.)
-    """
-    early: dict[int, Kept] = {}
-    if pool is not None and _JOB.get("untouched"):
-        early = {i: kept for i, entry in tasks if entry is not None and (kept := _kept(i, entry)) is not None}
-        if progress and early:
-            progress(len(early))
-    results = _page_results([task for task in tasks if task[0] not in early], pool, progress)
-    for task in tasks:
-        kept = early.get(task[0])
-        yield task, ((kept, []) if kept is not None else next(results))
-    if next(results, None) is not None:
-        raise BuildError("a worker returned more pages than it was given")
 
 
 # A listing row costs about a fortieth of a page to render: what a listing weighs when choosing a pool.
@@ -442,23 +117,23 @@ def render_site(
     catalog, articles, listings, problems = _articles(content, drafts, base_url)
     renderer = Renderer(templates, catalog)
     family_files = {x.family.file for x in listings}
-    _JOB.update(
+    tasks.JOB.update(
         catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings, family_files=family_files
     )
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
     fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
-    # A page whose page-cache entry still holds is kept (_kept); in a folder as the last build left it
-    # (Publisher.trusted) its files are not looked at, and this process decides it (_in_order)
-    _JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
+    # A page whose page-cache entry still holds is kept (tasks.kept_page); in a folder as the last build left it
+    # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
+    tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
     weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
     workers = workers_for(weight, jobs, pool_min)
     with contextlib.ExitStack() as stack:
         # The pool forks before the page cache is read, so a large listing renders while this
         # process reads it; the workers then keep or render the pages beside the listing.
-        pool = stack.enter_context(Workers(workers, _tasks)) if workers > 1 else None
+        pool = stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None
         if pool is not None and sink is not None:
             sink.start_flushing()  # after the fork: a thread is not copied into the workers
-        stack.callback(_JOB.clear)
+        stack.callback(tasks.JOB.clear)
         # page-cache entries go to a file as pages come back (saved ones as dicts, new ones as a worker's JSON)
         spool = pagecache.Spool(cache) if cache is not None and sink is not None else None
         if spool is not None:  # a build that fails leaves no partial cache file
@@ -484,17 +159,18 @@ def render_site(
         # What depends only on the content, looked at here while the workers keep or render pages
         stray, linted = stray_files(catalog), lint_warnings(catalog)
         tick = progress(len(articles), workers) if progress and articles else None
-        tasks = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
-        rendered, cached, written = _take_pages(_in_order(tasks, pool, tick), articles, files, spool, problems)
+        pages_to_take = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
+        results = tasks.in_order(pages_to_take, pool, tick)
+        rendered, cached, written = _take_pages(results, articles, files, spool, problems)
         if pool:
             listed = [pool.results(number)[0][0] for number in pending]
         else:
-            listed = [_task(-1 - k)[0] for k in range(len(listings))]
+            listed = [tasks.other_task(-1 - k)[0] for k in range(len(listings))]
         order = [i for i in range(len(articles)) if i in rendered or i in cached]
         pages = [rendered.get(i) or cached[i] for i in order]
         if problems:
             raise ContentError(problems)
-        site = _SiteFiles(
+        site = tasks.SiteFiles(
             [(i, [d.toordinal() for d in p.prices_checked]) for i, p in zip(order, pages, strict=True)],
             {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None},
         )
@@ -515,7 +191,7 @@ def render_site(
         pieces = figures_pieces(by_slug, parts)
         files.add("figures.json", pieces if sink is not None else b"".join(pieces))
         found = content_warnings(catalog, pages, stray) + linted
-        for name, data in (pool.results(site_job[0])[0][0] if pool else _site_files(site)).items():
+        for name, data in (pool.results(site_job[0])[0][0] if pool else tasks.site_files(site)).items():
             files.add(name, data)
         if kept_index is not None:  # made from the same titles and descriptions: the published one stays
             for rel in kept_index:
@@ -530,22 +206,22 @@ def render_site(
 
 def _take_pages(
     results: Iterator, articles: list[Article], files, spool: pagecache.Spool | None, problems: list[str]
-) -> tuple[dict[int, PageInfo], dict[int, PageInfo], int]:
+) -> tuple[dict[int, tasks.PageInfo], dict[int, tasks.PageInfo], int]:
     """Take each page's result in article order: record its files (a kept page's as they are, a rendered
     page's as its worker stored them or as bytes), add its page-cache entry to the spool, and note its
     problems. Returns the rendered pages and the kept ones by article index, and how many pages had a
     file written."""
     sink = files if isinstance(files, Publisher) else None
-    rendered: dict[int, PageInfo] = {}
-    cached: dict[int, PageInfo] = {}
-    shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (PageInfo.unpacked)
+    rendered: dict[int, tasks.PageInfo] = {}
+    cached: dict[int, tasks.PageInfo] = {}
+    shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (tasks.PageInfo.unpacked)
     written = 0
     for (i, entry), (packed, found) in results:
         if found:
             problems.extend(p for p in found if p not in problems)
-        if type(packed) is Kept:
+        if type(packed) is tasks.Kept:
             art = articles[i]
-            cached[i] = PageInfo(
+            cached[i] = tasks.PageInfo(
                 art,
                 pagecache.dates(entry),
                 packed.figures,  # None: read again from its file at the end
@@ -559,7 +235,7 @@ def _take_pages(
             if spool is not None:
                 spool.add(art.slug, entry)
         elif packed is not None:
-            info = rendered[i] = PageInfo.unpacked(articles[i], packed, shared)
+            info = rendered[i] = tasks.PageInfo.unpacked(articles[i], packed, shared)
             if sink is not None:
                 written += sink.record_page(info.article.slug, info.files)
                 if info.folder is not None:
@@ -574,7 +250,7 @@ def _take_pages(
 
 
 def _figures_parts(
-    listings, pages: list[PageInfo], kept_slugs: set[str], listing_chunks: dict, files, cache, saved_parts: dict
+    listings, pages: list[tasks.PageInfo], kept_slugs: set[str], listing_chunks: dict, files, cache, saved_parts: dict
 ) -> tuple[list[str], dict[str, list]]:
     """Write each page family's figures parts (figures/<listing>-<n>.json): its pages' entries and its
     listing's, FIGURES_PART_PAGES to a part in slug order, so the site's figures.json stays small at any
@@ -617,7 +293,7 @@ def _figures_parts(
     return parts, part_keys
 
 
-def _record_listings(listings, listed: list[_ListingOut], files: Files | Publisher) -> dict[str, tuple]:
+def _record_listings(listings, listed: list[tasks.ListingOut], files: Files | Publisher) -> dict[str, tuple]:
     """Add each listing's files, or record those its worker wrote into a Publisher;
     per listing slug, its figures entry (None: in its figures.json) and that entry's digest."""
     for listing, out in zip(listings, listed, strict=True):
@@ -661,7 +337,7 @@ def stray_files(catalog: Catalog) -> list[str]:
     return out
 
 
-def content_warnings(catalog: Catalog, pages: list[PageInfo], stray: list[str] | None = None) -> list[str]:
+def content_warnings(catalog: Catalog, pages: list[tasks.PageInfo], stray: list[str] | None = None) -> list[str]:
     """Things that are not wrong but deserve a look; --strict makes them errors.
 
     `stray` is stray_files(catalog) when the caller already has it (a large

@@ -273,7 +273,7 @@ class Markdown:
         The converter runs about four times slower when it is called between
         the Python work of a page (its code and data are out of the CPU's
         caches by then) than in a row, so workers convert a chunk's pages
-        together (build._tasks).
+        together (tasks.chunk_results).
         """
         raw = self._raw
         for source in sources:

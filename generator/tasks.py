@@ -1,0 +1,346 @@
+"""What a build's worker processes do, and the main process too when it builds alone.
+
+A chunk of pages (each kept as the last build wrote it, or rendered in two
+passes: contexts and prose, the chunk's Markdown in one run, then the rest),
+a family's listing, and the site files (index, feed, sitemap). What they
+need is in JOB, set before the workers fork, so each inherits the loaded
+catalog and articles; a page comes back as a PageInfo's packed fields.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jinja2
+
+from generator import pagecache, svg
+from generator.articles import build_context
+from generator.claims import claims_of
+from generator.errors import BuildError
+from generator.figures_json import figures_doc, figures_entry, listing_chunk
+from generator.kinds.common import Context
+from generator.records import Article
+from generator.render import Prose, RenderProblem, table_csv, theme_problem
+from generator.workers import Workers
+
+
+@dataclass(slots=True)  # one per page, held to the end of the build: no __dict__ each
+class PageInfo:
+    """What the site-wide files need from one rendered page, once its bytes are out."""
+
+    article: Article
+    prices_checked: list
+    figures: bytes | None  # this page's entry in site/figures.json, UTF-8 (None: read from its own file)
+    has_charts: bool
+    files: list  # (path, bytes), or (path, size, status) when a Publisher already wrote them
+    providers: list[str]
+    unsourced: list[str]  # inputs shown without a source
+    fingerprint: str | None = None  # for the page cache (family pages, when building into a folder)
+    cache: bytes | None = None  # the page's page-cache member, "slug": {entry}, as UTF-8 JSON (made by the worker)
+    folder: tuple[int, int] | None = None  # its staged folder's inode and mtime, when the worker wrote every file
+    answer: dict | None = None  # the figure a written article opens with, for the home page
+
+    def packed(self) -> tuple:
+        """Everything but the article, as a tuple: what a worker sends back (a tuple pickles in half the time)."""
+        return (
+            self.prices_checked,
+            self.figures,
+            self.has_charts,
+            self.files,
+            self.providers,
+            self.unsourced,
+            self.fingerprint,
+            self.cache,
+            self.folder,
+            self.answer,
+        )
+
+    @classmethod
+    def unpacked(cls, article: Article, fields: tuple, shared: dict[tuple, list]) -> PageInfo:
+        """A worker's packed fields as a PageInfo. A family's pages repeat a few lists of dates, providers
+        and unsourced inputs, each out of the pipe as a copy of its own: they take one of each from
+        `shared` (100,000 pages held 30 MB of copies)."""
+        info = cls(article, *fields)
+        for name in ("prices_checked", "providers", "unsourced"):
+            value = getattr(info, name)
+            setattr(info, name, _one_of(shared, tuple(value), lambda value=value: value))
+        return info
+
+
+def _one_of(shared: dict[tuple, list], key: tuple, make: Callable[[], list]) -> list:
+    """The list `shared` holds for `key`, made (and kept) the first time."""
+    found = shared.get(key)
+    if found is None:
+        found = shared[key] = make()
+    return found
+
+
+# Set before the worker processes fork, so each worker inherits the loaded catalog.
+JOB: dict = {}
+
+
+@dataclass
+class SiteFiles:
+    """A task: the index, feed, sitemap and 404 page, from each published page's article index and price dates."""
+
+    pages: list[tuple[int, list[int]]]  # (article index, ordinals of the dates its prices were checked)
+    answers: dict[int, dict]  # article index -> the answer it opens with (written articles)
+
+
+def site_files(task: SiteFiles) -> dict[str, bytes]:
+    """What `render_index` and `render_site_files` make, in a worker that already holds every article.
+
+    A worker renders them while the main process writes figures.json and
+    checks for warnings: the end of a large build runs on both cores.
+    """
+    arts, renderer, listings = JOB["articles"], JOB["renderer"], JOB["listings"]
+    for listing in listings:  # every listing is written by now: their rows (most of a worker's memory) can go
+        listing.rows = []
+    dates: dict[tuple, list] = {}  # a family's pages share a few lists of dates: one of each
+    pages = [
+        _Listed(
+            arts[i],
+            _one_of(dates, tuple(days), lambda days=days: [*map(dt.date.fromordinal, days)]),
+            task.answers.get(i),
+        )
+        for i, days in task.pages
+    ]
+    try:
+        return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
+    except jinja2.TemplateError as exc:  # a site's own template, or the theme
+        raise BuildError(str(theme_problem(exc))) from None
+
+
+class _Listed(NamedTuple):
+    """What the index, feed and sitemap read of a page."""
+
+    article: Article
+    prices_checked: list
+    answer: dict | None = None
+
+
+def other_task(task: int | SiteFiles) -> tuple:
+    """One unit of work that is not a page: listing `-1 - task`, or the site files (pages go by `chunk_results`)."""
+    if isinstance(task, SiteFiles):
+        return site_files(task), []
+    listing = JOB["listings"][-1 - task]
+    try:
+        html, table, extra = JOB["renderer"].render_listing(listing)
+    except jinja2.TemplateError as exc:
+        raise BuildError(str(theme_problem(exc))) from None
+    slug, sink = listing.slug, JOB.get("sink")
+    names = (f"{slug}/index.html", f"{slug}/{table.id}.csv", f"{slug}/figures.json")
+    if sink is None:
+        chunk = b"".join(listing_chunk(listing))
+        files = [
+            (names[0], html),
+            (names[1], table_csv(table)),
+            (names[2], figures_doc([chunk])),
+            *((rel, b"".join(pieces)) for rel, pieces in extra),
+        ]
+        return ListingOut(files, None, chunk, hashlib.sha256(chunk).hexdigest()), []
+    # Written here, as a page's files are, and each as soon as it is made: the main process gets
+    # their outcomes and reads the listing's figures back from its figures.json for the family's
+    # part. A 100,000-page family's listing files come to 130 MB, and held together with what
+    # made them they doubled its worker's memory.
+    first, _ = sink.store_page(slug, [(names[0], html), *extra])  # the rows of long tables, as pieces
+    del html, extra
+    csv, _ = sink.store_page(slug, [(names[1], table_csv(table))])
+    del table
+    pieces = listing_chunk(listing)
+    digest = hashlib.sha256()
+    for piece in pieces:
+        digest.update(piece)
+    figures, folder = sink.store_page(slug, [(names[2], [pagecache.FIGURES_HEAD, *pieces, pagecache.FIGURES_TAIL])])
+    outcomes = [first[0], *csv, *figures, *first[1:]]
+    listing.rows = []  # no other task of this worker reads them
+    # the folder's stat after its last file, valid when every file was written
+    folder = folder if all(status != "unchanged" for _, _, status in outcomes) else None
+    return ListingOut(outcomes, folder, None, digest.hexdigest()), []
+
+
+class ListingOut(NamedTuple):
+    """A rendered listing: its files, or with a Publisher their outcomes (and its folder's stat, as for a page);
+    its entry in the site's figures (None: in its figures.json, written) and that entry's digest."""
+
+    files: list
+    folder: tuple[int, int] | None
+    chunk: bytes | None
+    digest: str
+
+
+class Kept(NamedTuple):
+    """A worker's answer for a page it kept: its figures entry, when the main process needs it."""
+
+    figures: bytes | None
+
+
+def kept_page(i: int, entry: dict | None) -> Kept | None:
+    """Kept(...) when article i can keep the files the last build wrote for it, else None.
+
+    Workers answer this for every page, in parallel and beside the listing:
+    fingerprinting 10,000 pages and checking their files took most of a
+    price change's time when the main process did it alone.
+    """
+    fingerprints = JOB.get("fingerprints")
+    if entry is None or fingerprints is None:
+        return None
+    art = JOB["articles"][i]
+    fp = fingerprints.of(art)
+    cache, untouched = JOB["cache"], JOB["untouched"]
+    if fp and pagecache.reusable(entry, fp, cache, untouched):
+        # a family page written to a folder leaves its figures there: they are read back for the parts
+        if JOB.get("sink") is not None and art.file in JOB["family_files"]:
+            if untouched or pagecache.figures_of(cache, art.slug) is not None:  # (read: still whole)
+                return Kept(None)
+        else:
+            chunk = pagecache.figures_of(cache, art.slug)
+            if chunk is not None:
+                return Kept(chunk)
+    JOB["known"][i] = fp  # _finish need not digest the page again
+    return None
+
+
+def chunk_results(chunk: list) -> list[tuple]:
+    """The results of a chunk of tasks, in order. A page's task is (article index, its page-cache entry):
+    a page whose fingerprint matches its entry, and whose files are still there, is kept (`kept_page`);
+    the others render in two passes.
+
+    First every page's context and prose, then their Markdown converted in
+    one run (Markdown.warm: the converter is about four times faster with
+    its code and data still in the CPU's caches), then the rest of each page.
+    """
+    out: list = [None] * len(chunk)
+    prepared = []
+    for n, task in enumerate(chunk):
+        if isinstance(task, tuple):
+            kept = kept_page(*task)
+            if kept is not None:
+                out[n] = (kept, [])
+                continue
+            ready = _prepare(task[0])
+            if isinstance(ready, _Prepared):
+                prepared.append((n, ready))
+                continue
+            out[n] = ready
+        else:
+            out[n] = other_task(task)
+    if prepared:
+        JOB["renderer"].markdown.warm([text for _, ready in prepared for text in ready.prose.markdown()])
+    for n, ready in prepared:
+        info, problems = _finish(ready)
+        out[n] = (info.packed() if info is not None else None), problems
+    return out
+
+
+class _Prepared(NamedTuple):
+    """A page half made: its article index, context and prose."""
+
+    i: int
+    ctx: Context
+    prose: Prose
+
+
+def _prepare(i: int) -> _Prepared | tuple[None, list[str]]:
+    """Article i's context and prose, or (None, the problems that stopped it)."""
+    art = JOB["articles"][i]
+    before = len(art.params_doc.problems)
+    ctx = build_context(JOB["catalog"], art)
+    if ctx is None:
+        return None, list(art.params_doc.problems[before:])
+    try:
+        return _Prepared(i, ctx, JOB["renderer"].prose(art, ctx))
+    except RenderProblem as exc:
+        return None, [str(exc)]
+
+
+def _finish(ready: _Prepared) -> tuple[PageInfo | None, list[str]]:
+    """The page and every file of a prepared article; or the problems that stopped it."""
+    i, ctx = ready.i, ready.ctx
+    renderer, art = JOB["renderer"], JOB["articles"][i]
+    fingerprint = JOB.get("known", {}).pop(i, None)
+    try:
+        page = renderer.render_article(art, ctx, ready.prose)
+    except RenderProblem as exc:
+        return None, [str(exc)]
+    slug = art.slug
+    blocks = ctx.blocks
+    chunk = b"".join(figures_entry(slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)))
+    out = [
+        (f"{slug}/index.html", page.html),
+        (f"{slug}/index.md", page.markdown),
+        (f"{slug}/figures.json", figures_doc([chunk])),
+    ]
+    for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
+        out.append((f"{slug}/{table.id}.csv", table_csv(table)))
+    for chart in blocks.charts.values():
+        out.append(
+            (f"{slug}/{chart.id}.svg", svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"))
+        )
+    fingerprints = JOB.get("fingerprints")
+    sink = JOB.get("sink")
+    folder = None
+    if sink is not None:  # write here, in the worker; the main process only records the outcome
+        out, folder = sink.store_page(slug, out)
+    # A family page written to the output folder leaves its figures there: the main process reads them
+    # back for the site's figures parts rather than holding every page's (most of its memory at scale)
+    kept = chunk if sink is None or art.file not in JOB.get("family_files", ()) else None
+    info = PageInfo(
+        art,
+        list(ctx.prices_checked),
+        kept,
+        bool(blocks.charts),
+        out,
+        list(ctx.providers),
+        [i.what for i in ctx.inputs if not (i.source or "").strip()],
+        fingerprint or (fingerprints.of(art) if fingerprints is not None else None),
+        folder=folder,
+        answer=ctx.values.get("answer") if art.kind != "setup" else None,  # the home page shows it
+    )
+    if info.fingerprint is not None:  # the page-cache entry, encoded here rather than in the main process
+        sizes = {rel: size for rel, size, _ in out} if sink is not None else {rel: len(data) for rel, data in out}
+        info.cache = pagecache.member_json(slug, info.fingerprint, info, sizes)
+    return info, []
+
+
+LOCAL_CHUNK = 32  # pages rendered together without workers (see chunk_results)
+
+
+def page_results(pages: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
+    """Each page's result in order, from this process or from the forked workers."""
+    if pool is None:
+        for start in range(0, len(pages), LOCAL_CHUNK):
+            chunk = chunk_results(pages[start : start + LOCAL_CHUNK])
+            yield from chunk
+            if progress:
+                progress(len(chunk))
+        return
+    for number in pool.submit(pages, chunksize=max(1, min(64, len(pages) // (len(pool) * 8)))):
+        chunk = pool.results(number)
+        yield from chunk
+        if progress:
+            progress(len(chunk))
+
+
+def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
+    """(task, result) for every page in order. In an output folder the last build left untouched, keeping
+    a page needs only its fingerprint: the pages that keep are found here, without a round trip to a
+    worker (at 10,000 pages the round trips cost more than the fingerprints), and only the others are sent.
+    (Sending those in batches as they were found, to render while this process fingerprints, was no
+    faster: on two cores the listing's worker and this process keep both busy.)
+    """
+    early: dict[int, Kept] = {}
+    if pool is not None and JOB.get("untouched"):
+        early = {i: kept for i, entry in tasks if entry is not None and (kept := kept_page(i, entry)) is not None}
+        if progress and early:
+            progress(len(early))
+    results = page_results([task for task in tasks if task[0] not in early], pool, progress)
+    for task in tasks:
+        kept = early.get(task[0])
+        yield task, ((kept, []) if kept is not None else next(results))
+    if next(results, None) is not None:
+        raise BuildError("a worker returned more pages than it was given")
