@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import CONTENT, TEMPLATES, build, make_content, replace
+from conftest import CONTENT, TEMPLATES, build, make_content, replace, run_cli
 
 import generator.publish as w
 import generator.trees as trees
@@ -264,3 +264,35 @@ def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, 
     assert tree(out) == before
     assert not [p.name for p in tmp_path.glob(".site.*") if p.name.endswith((".staging", ".old", ".tmp"))]
     assert build(tmp_path, CONTENT, out)[0].exit_code == 0  # and the next build works
+
+
+def test_a_second_ctrl_c_does_not_stop_the_clean_up(tmp_path, monkeypatch):
+    """Ctrl-C pressed twice: the first stops the build, the second comes while the staging folder is being
+    removed and is held, so nothing is left beside the site (a trial left .site.staging behind)."""
+    import threading
+
+    from generator import publish
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are held in the main thread only")
+    content = make_content(tmp_path)
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 0, result.output
+    before = tree(out)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    real_abort = publish.Publisher.abort
+
+    def abort_pressed_again(self):
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, as the clean-up starts
+        real_abort(self)
+
+    monkeypatch.setattr("generator.build.render_site", interrupted)
+    monkeypatch.setattr(publish.Publisher, "abort", abort_pressed_again)
+    result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), "--force")
+    assert result.exit_code == 130
+    assert "interrupted" in result.output
+    assert tree(out) == before
+    assert not (tmp_path / ".site.staging").exists()

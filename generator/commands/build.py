@@ -206,13 +206,15 @@ def _build(
             raise ContentError(result.warnings)
     except BaseException:
         if sink is not None:
-            sink.abort()
+            with held_signals():  # a second Ctrl-C would stop the clean-up halfway and leave the staging folder
+                sink.abort()
         raise
     try:
         _publish(result, sink, check, out, dest, content, digest, start)
     except BaseException:
         if result.cache is not None:  # the next page cache, half written: nothing to keep
-            result.cache.discard()
+            with held_signals():
+                result.cache.discard()
         raise
 
 
@@ -245,7 +247,7 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         if digest is not None:
             state.record(dest, digest, result.warnings, sink.folder_stats())
     if caught:
-        click.echo(f"interrupted after publishing: {out} holds this build's site.", err=True)
+        click.echo(f"interrupted after publishing; {out} is the new site, complete.", err=True)
         raise click.exceptions.Exit(130)
     _KEPT[:] = [result, sink]  # see _KEPT
     written = len(diff.changed) + len(diff.added)
