@@ -17,6 +17,7 @@ from generator.families import expand, load_families
 from generator.figures_json import figures_pieces
 from generator.lint import warnings as lint_warnings
 from generator.load import display_path, load_content
+from generator.parsecache import ParseCache
 from generator.publish import Publisher
 from generator.records import Article, Catalog
 from generator.render import Renderer
@@ -39,6 +40,7 @@ class Result:
     cache: pagecache.Spool | None = None  # the page cache for the site just built, to commit once it is published
     parts: dict | None = None  # figures part -> [key, size], for the page cache (pagecache.part_key)
     written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
+    parsed: ParseCache | None = None  # the YAML files this build parsed, to save once the site is published
 
 
 # Below this many pages a process pool costs more than it saves.
@@ -60,10 +62,12 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
 LISTING_ROWS_PER_PAGE = 40
 
 
-def _articles(content: Path, drafts: bool, base_url: str | None) -> tuple[Catalog, list[Article], list, list[str]]:
+def _articles(
+    content: Path, drafts: bool, base_url: str | None, parsed: ParseCache | None = None
+) -> tuple[Catalog, list[Article], list, list[str]]:
     """The content loaded, and every article to build: the written ones (drafts only when asked for), then
     each page family's pages; the families' listings; the problems found so far (a list pages add to)."""
-    catalog = load_content(content)
+    catalog = load_content(content, parsed)
     if base_url is not None:  # --base-url: this build only (a preview on another host)
         catalog.site = dataclasses.replace(catalog.site, base_url=base_url)
     held = [a for a in catalog.articles if a.draft and not drafts]
@@ -114,7 +118,8 @@ def render_site(
     odd = state.odd_inputs(templates, "templates")
     if odd:
         raise ContentError(odd)
-    catalog, articles, listings, problems = _articles(content, drafts, base_url)
+    parsed = ParseCache(cache) if cache is not None else None  # files parsed by the last build into `cache`
+    catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed)
     renderer = Renderer(templates, catalog)
     family_files = {x.family.file for x in listings}
     tasks.JOB.update(
@@ -201,7 +206,7 @@ def render_site(
                 files.add(rel, data)
         marker = guard.manifest_pieces(files.paths())
         files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
-    return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written)
+    return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written, parsed)
 
 
 def _take_pages(

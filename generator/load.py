@@ -58,7 +58,7 @@ def _load_doc(path: Path, problems: list[str]) -> Doc | None:
     text = read_text(path, display, problems)
     if text is None:
         return None
-    doc = parse_yaml(text, display)
+    doc = _PARSED[0].parse(text, display) if _PARSED else parse_yaml(text, display)
     problems.extend(doc.problems)
     doc.problems = problems  # later problems go straight to the shared list
     return None if doc.data is None else doc
@@ -85,8 +85,26 @@ def _index(doc: Doc, items: list, key: str, cls: type, listname: str) -> dict:
 FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.S)
 
 
-def load_content(root: Path) -> Catalog:
-    """Load and validate all of content/; raise ContentError listing every problem."""
+# The parse cache load_content was given, while it runs (its files are read through _load_doc)
+_PARSED: list = []
+
+
+def load_content(root: Path, parsed=None) -> Catalog:
+    """Load and validate all of content/; raise ContentError listing every problem.
+
+    With `parsed` (a parsecache.ParseCache), a YAML file whose text the last
+    build parsed is not parsed again.
+    """
+    if parsed is not None:
+        _PARSED.append(parsed)
+        try:
+            return _load_content(root)
+        finally:
+            _PARSED.clear()
+    return _load_content(root)
+
+
+def _load_content(root: Path) -> Catalog:
     problems: list[str] = []
     if not root.is_dir():
         raise ContentError([f"{display_path(root)}: content folder not found"])

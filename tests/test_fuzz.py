@@ -96,9 +96,8 @@ def check_outcome(result, out: Path, before: dict) -> None:
         ), result.output
         assert tree(out) == before
         return
-    assert not [
-        p for p in out.parent.glob(".site.*") if p.name not in (".site.build-state", ".site.page-cache", ".site.lock")
-    ]
+    kept = (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock")
+    assert not [p for p in out.parent.glob(".site.*") if p.name not in kept]
     for path in out.rglob("*"):
         if path.suffix == ".html":
             soup = BeautifulSoup(path.read_text(), "html.parser")

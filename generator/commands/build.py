@@ -244,6 +244,8 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         diff = sink.finish()
         if result.cache is not None:
             result.cache.commit(result.parts)
+        if result.parsed is not None:
+            result.parsed.save()
         if digest is not None:
             state.record(dest, digest, result.warnings, sink.folder_stats())
     if caught:

@@ -1,0 +1,70 @@
+"""The parse cache: an unchanged YAML file is not parsed again, and a file read from the cache is the Doc a
+parse gives."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from conftest import CONTENT, TEMPLATES, make_content, run_cli
+
+from generator import parsecache
+from generator.schema import parse_yaml
+
+
+def test_every_content_file_reads_back_from_the_cache_as_parsed():
+    files = sorted(CONTENT.rglob("*.yaml"))
+    assert len(files) > 10
+    for path in files:
+        text = path.read_text()
+        doc = parse_yaml(text, str(path))
+        line = parsecache._encoded(doc)
+        assert line is not None, path
+        back = parsecache._decoded(line, str(path))
+        assert repr(back.data) == repr(doc.data) and back.lines == doc.lines, path
+
+
+def test_what_json_cannot_carry_is_parsed_every_time(tmp_path):
+    """A file with a problem (text keys only) or a NaN is parsed on every build; dates and times come back
+    as the same types."""
+    cache = parsecache.ParseCache(tmp_path / "site")
+    for text in ("1: one\n", "x: .nan\n"):
+        doc = cache.parse(text, "t.yaml")
+        assert doc.problems or doc.data["x"] != doc.data["x"]
+    assert cache.new == {} and cache.parsed == 2
+    doc = cache.parse("when: 2026-11-05 10:00:00\nday: 2026-11-05\n", "t.yaml")
+    cache.save()
+    again = parsecache.ParseCache(tmp_path / "site")
+    back = again.parse("when: 2026-11-05 10:00:00\nday: 2026-11-05\n", "other.yaml")
+    assert again.parsed == 0 and back.file == "other.yaml"
+    assert back.data == doc.data == {"when": dt.datetime(2026, 11, 5, 10, 0), "day": dt.date(2026, 11, 5)}
+    assert type(back.data["day"]) is dt.date and back.lines == doc.lines
+
+
+def _parses(monkeypatch) -> list[str]:
+    seen: list[str] = []
+    real = parsecache.parse_yaml
+    monkeypatch.setattr(parsecache, "parse_yaml", lambda text, display: seen.append(display) or real(text, display))
+    return seen
+
+
+def test_a_price_change_parses_only_the_snapshot_that_changed(tmp_path, monkeypatch):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    args = ["build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES)]
+    seen = _parses(monkeypatch)
+    assert run_cli(*args).exit_code == 0
+    assert len(seen) > 10  # the first build parses everything
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 2.60", "usd_per_hour: 2.70", 1))
+    seen.clear()
+    result = run_cli(*args)
+    assert result.exit_code == 0, result.output
+    assert [name.rsplit("/", 3)[-3:] for name in seen] == [["prices", "nodus", "2026-11-05.yaml"]]
+    assert run_cli(*args, "--check").exit_code == 0
+    # a damaged cache file is ignored: every file is parsed again, and the build is the same
+    parsecache.cache_path(out).write_text("not a parse cache\n\x00")
+    (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
+    seen.clear()
+    assert run_cli(*args).exit_code == 0
+    assert len(seen) > 10
+    assert run_cli(*args, "--check").exit_code == 0
