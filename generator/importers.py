@@ -37,7 +37,7 @@ GCP_HOSTS = {
     "a3-megagpu": "H100-MEGA",
     "a3-ultragpu": "H200",
 }
-GCP_HOST_RE = re.compile(r"^(a\d-[a-z]+gpu)-(\d+)g(?:-[a-z]+)?$")
+GCP_HOST_RE = re.compile(r"^(a\d-[a-z]+gpu)-(\d+)g(?:-[a-z]+)?\Z")
 
 # Sizes whose catalog GPU count is wrong (the real VM has 8 H100s).
 COUNT_FIXES = {"Standard_ND96isr_H100_v5": 8}
@@ -275,7 +275,7 @@ def import_skypilot(
 
 SKYPILOT_URL = "https://github.com/skypilot-org/skypilot-catalog"
 # an extract named <source>-<cloud>-<schema version>-<short commit>.csv, as in shared/data/price-catalogs
-EXTRACT_NAME = re.compile(r"^skypilot-catalog-(?P<cloud>[a-z0-9]+)-(?P<schema>v\d+)-(?P<commit>[0-9a-f]{7,40})\.csv$")
+EXTRACT_NAME = re.compile(r"^skypilot-catalog-(?P<cloud>[a-z0-9]+)-(?P<schema>v\d+)-(?P<commit>[0-9a-f]{7,40})\.csv\Z")
 
 
 def named_commit(path: Path) -> str | None:

@@ -355,7 +355,7 @@ def _unknown(what: str, value: str, table: dict) -> str:
     return f"unknown {what} {value!r}; known: {known}"
 
 
-DATE_FILE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.yaml$")
+DATE_FILE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.yaml\Z")
 
 
 def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[str]) -> dict:

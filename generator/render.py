@@ -97,7 +97,7 @@ def _json_script(data: Any) -> Markup:
 def safe_url(value: Any) -> Markup:
     """A link target from data: http(s) only, nothing that could break out of Markdown or HTML."""
     text = str(value)
-    if not re.match(r"^https?://[^\s<>\"'()\\]+$", text):
+    if not re.match(r"^https?://[^\s<>\"'()\\]+\Z", text):
         raise ValueError(f"refusing to link to {text!r}: expected an http(s) URL")
     return Markup(text)
 

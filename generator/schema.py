@@ -14,8 +14,8 @@ import yaml
 
 Path_ = tuple  # a path inside a document: ("offers", 2, "usd_per_hour")
 
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*\Z")  # \Z: "$" also matches before a final line break
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 TOKENS_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
 TOKEN_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 MAX_FILE_BYTES = 1_000_000

@@ -75,7 +75,7 @@ def import_model(
         raise CostpressError(f"--id: expected lower-case letters, digits, '.' and '-', got {model_id!r}")
     if not name.strip() or LINE_RE.search(name):
         raise CostpressError("--name: expected one line of text without control characters")
-    if url is not None and not re.match(r"^https?://[^\s<>\"']+$", url):
+    if url is not None and not re.match(r"^https?://[^\s<>\"']+\Z", url):
         raise CostpressError(f"--url: expected an http(s) address, got {url!r}")
     arch = models_file.read_config(config)
     total, active = arch.parameters(), arch.parameters(active=True)
