@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from generator import pagecache
 from generator.claims import claim_line, claim_line_once
-from generator.render import json_encoder
+from generator.escape import json_encoder
 
 _enc = json_encoder()
 

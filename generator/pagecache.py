@@ -28,8 +28,8 @@ import json
 import os
 from pathlib import Path
 
+from generator.escape import json_encoder
 from generator.records import Article, Catalog
-from generator.render import json_encoder
 
 VERSION = 1
 

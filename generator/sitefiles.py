@@ -9,7 +9,8 @@ from typing import NamedTuple
 
 from markupsafe import Markup
 
-from generator.render import Page, _entry, page_dates, slugify
+from generator.escape import slugify
+from generator.render import Page, _entry, page_dates
 
 
 def _entries(pages: list[Page], listings=()) -> list[dict]:

@@ -21,10 +21,11 @@ from generator import pagecache, svg
 from generator.articles import build_context
 from generator.claims import claims_of
 from generator.errors import BuildError
+from generator.escape import table_csv
 from generator.figures_json import figures_doc, figures_entry, listing_chunk
 from generator.kinds.common import Context
 from generator.records import Article
-from generator.render import Prose, RenderProblem, table_csv, theme_problem
+from generator.render import Prose, RenderProblem, theme_problem
 from generator.workers import Workers
 
 

@@ -103,7 +103,7 @@ def test_a_site_can_ship_its_own_plotly_js(tmp_path):
 
 
 def test_a_shared_layout_refuses_changes_and_writes_the_same_json():
-    from generator.render import json_script
+    from generator.escape import json_script
 
     first = charts.lines("a", [("s", [1e6, 1e9], [1.0, 2.0])], "Tokens", "USD")["layout"]
     second = charts.lines("b", [("t", [1e6, 1e9], [3.0, 4.0])], "Tokens", "USD")["layout"]

@@ -188,7 +188,7 @@ def test_markdown_escape_shortcut_matches_the_full_escape(text):
     """Text with nothing to escape is returned as it is; everything else is escaped the full way."""
     import re
 
-    from generator.render import md_escape
+    from generator.escape import md_escape
 
     expected = re.sub(r"([\\`*_\[\]<>|~&#])", r"\\\1", " ".join(text.split()))
     assert md_escape(text) == expected

@@ -352,7 +352,7 @@ def test_missing_folders_and_bad_dates_are_one_line_errors(tmp_path):
 
 
 def test_csv_cells_behind_white_space_cannot_start_a_formula():
-    from generator.render import _csv_text
+    from generator.escape import csv_text as _csv_text
 
     for text in ("=1+1", " =1+1", "\r=1+1", "\n=HYPERLINK(1)", "\t@SUM(1)", " \t-2+3"):
         assert _csv_text(text).startswith("'"), text

@@ -255,7 +255,7 @@ def test_yaml_str_is_json_with_yaml_breaks_escaped(text):
 
     import yaml
 
-    from generator.render import yaml_str
+    from generator.escape import yaml_str
 
     expected = re.sub(
         "[\x7f-\x9f\u2028\u2029\ufeff]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False)
