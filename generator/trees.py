@@ -144,6 +144,25 @@ def read_journal(staging: Path) -> tuple[list[str], list[str]] | None:
     return moved, removed
 
 
+def on_another_device(staging: Path, out: Path, folders: set[str]) -> Path | None:
+    """The first of `out` and its `folders` that exist on another file system than `staging`, else None.
+
+    Files move from staging into them by rename, which cannot cross file
+    systems: an output folder that is a mount point (a container's volume)
+    would fail at the first move, after the journal's removals.
+    """
+    device = os.stat(staging).st_dev
+    for folder in ("", *sorted(folders)):
+        path = out / folder if folder else out
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue  # made by the move, inside a folder checked here
+        if st.st_dev != device:
+            return path
+    return None
+
+
 def apply_journal(staging: Path, out: Path) -> None:
     """Make the moves and removals a journal lists (again, if a killed build made some), then drop staging.
 

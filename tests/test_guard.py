@@ -517,3 +517,21 @@ def test_a_marker_edited_in_place_to_name_a_file_outside_is_not_trusted(tmp_path
     assert outside.read_text() == "mine"
     assert "../precious.txt" not in marker.read_text()
     assert cli_build(content, out, "--check").exit_code == 0
+
+
+def test_an_output_folder_on_another_file_system_is_refused_before_anything_changes(tmp_path, monkeypatch):
+    """Moving files in is a rename, which cannot cross file systems (an output folder that is a mount
+    point): the build says so in one line and leaves the site as it was, with no journal to replay."""
+    from generator import trees
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    before = snapshot(out)
+    assert trees.on_another_device(tmp_path / "content", out, {"assets", "no-such-folder"}) is None
+    monkeypatch.setattr(trees, "on_another_device", lambda staging, site, folders: site)
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}", 1))
+    refused(cli_build(content, out), "is on another file system")
+    assert snapshot(out) == before
+    assert not list(tmp_path.glob(".site.staging*"))
