@@ -387,13 +387,10 @@ class Publisher:
                 self._recorded.pop(f"{folder}/" if folder else ".", None)
         moved = [*diff.changed, *diff.added]
         try:
-            apart = trees.on_another_device(self.staging, self.out, {rel.rpartition("/")[0] for rel in moved})
-            if apart is not None:  # a rename cannot cross file systems: stop before anything changes
-                raise BuildError(
-                    f"cannot publish into {self.out}: {apart} is on another file system than {self.staging}, "
-                    "where a build writes first (a mount point?), and files cannot be renamed across file "
-                    "systems; build into a folder inside the mount instead"
-                )
+            folders = {rel.rpartition("/")[0] for rel in (*moved, *diff.removed)}
+            why = trees.why_not_in_place(self.staging, self.out, folders)
+            if why is not None:  # stop before anything changes
+                raise BuildError(f"cannot publish into {self.out}: {why}")
             write.sync_filesystem(self._base)  # the new files are on disk before the journal names them
             trees.write_journal(self.staging, moved, diff.removed)
         except BaseException as exc:

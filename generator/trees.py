@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import stat
 from pathlib import Path
 
 from generator import guard, write
@@ -144,12 +145,14 @@ def read_journal(staging: Path) -> tuple[list[str], list[str]] | None:
     return moved, removed
 
 
-def on_another_device(staging: Path, out: Path, folders: set[str]) -> Path | None:
-    """The first of `out` and its `folders` that exist on another file system than `staging`, else None.
+def why_not_in_place(staging: Path, out: Path, folders: set[str]) -> str | None:
+    """Why files cannot be moved from `staging` into `out` and its `folders` (and removed from them), or None.
 
-    Files move from staging into them by rename, which cannot cross file
-    systems: an output folder that is a mount point (a container's volume)
-    would fail at the first move, after the journal's removals.
+    Checked before the journal is written, so that nothing has changed when
+    the answer is no: a rename cannot cross file systems (an output folder
+    that is a mount point, a container's volume), and it needs write access
+    to the folder it changes. Without these checks the journal's removals
+    would be made and the first move would fail, on every later build too.
     """
     device = os.stat(staging).st_dev
     for folder in ("", *sorted(folders)):
@@ -158,8 +161,15 @@ def on_another_device(staging: Path, out: Path, folders: set[str]) -> Path | Non
             st = os.lstat(path)
         except FileNotFoundError:
             continue  # made by the move, inside a folder checked here
+        if not stat.S_ISDIR(st.st_mode):
+            continue  # a file that the new site turns into a folder: removed first
         if st.st_dev != device:
-            return path
+            return (
+                f"{path} is on another file system than {staging}, where a build writes first (a mount point?), "
+                "and files cannot be renamed across file systems; build into a folder inside the mount instead"
+            )
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"{path} is not writable"
     return None
 
 

@@ -528,10 +528,33 @@ def test_an_output_folder_on_another_file_system_is_refused_before_anything_chan
     out = tmp_path / "site"
     assert cli_build(content, out).exit_code == 0
     before = snapshot(out)
-    assert trees.on_another_device(tmp_path / "content", out, {"assets", "no-such-folder"}) is None
-    monkeypatch.setattr(trees, "on_another_device", lambda staging, site, folders: site)
+    assert trees.why_not_in_place(tmp_path / "content", out, {"assets", "no-such-folder"}) is None
+    real = os.lstat
+    monkeypatch.setattr(  # the site's own folder on another device, as a mount point's is
+        trees.os,
+        "lstat",
+        lambda path: os.stat_result((*real(path)[:2], 999, *real(path)[3:])) if path == out else real(path),
+    )
     snap = content / "prices" / "nodus" / "2026-11-05.yaml"
     snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}", 1))
     refused(cli_build(content, out), "is on another file system")
+    assert snapshot(out) == before
+    assert not list(tmp_path.glob(".site.staging*"))
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_anything_changes(tmp_path, monkeypatch):
+    from generator import trees
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    before = snapshot(out)
+    real = os.access
+    monkeypatch.setattr(
+        trees.os, "access", lambda path, mode: path != out and real(path, mode)
+    )  # as a read-only folder
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}", 1))
+    refused(cli_build(content, out), f"cannot publish into {out}: {out} is not writable")
     assert snapshot(out) == before
     assert not list(tmp_path.glob(".site.staging*"))
