@@ -213,3 +213,19 @@ def test_no_page_is_published_before_its_prices(tmp_path):
     index = " ".join(BeautifulSoup((out / "index.html").read_text(), "html.parser").get_text().split())
     assert "Published 2026-11-05 · updated 2026-11-30" in index
     assert "updated 2026-11-29" not in index  # no "updated" that repeats the publication date
+
+
+def test_a_file_is_compared_with_its_pieces_block_by_block(tmp_path, monkeypatch):
+    """same_bytes reads a file a block at a time against the pieces, never joining them: equal, a piece
+    longer or shorter, a difference in the last byte, and pieces larger than a block."""
+    from generator import write
+
+    monkeypatch.setattr(write, "COMPARE_BLOCK", 4)
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789abcdef")
+    same = str(path)
+    assert write.same_bytes(same, [b"0123", b"456789abcdef"])
+    assert write.same_bytes(same, [b"", b"0123456789abcdef", b""])
+    assert not write.same_bytes(same, [b"0123456789abcdeX"])
+    assert not write.same_bytes(same, [b"0123456789abcde"])
+    assert not write.same_bytes(same, [b"0123456789abcdef", b"!"])
