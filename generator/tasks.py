@@ -183,9 +183,10 @@ class Kept(NamedTuple):
 def kept_page(i: int, entry: dict | None) -> Kept | None:
     """Kept(...) when article i can keep the files the last build wrote for it, else None.
 
-    Workers answer this for every page, in parallel and beside the listing:
-    fingerprinting 10,000 pages and checking their files took most of a
-    price change's time when the main process did it alone.
+    Workers answer this for the pages they are sent, beside the listing
+    (checking 10,000 pages' files took most of a price change's time in the
+    main process alone); in a folder the last build left untouched the main
+    process answers it for every page itself (in_order).
     """
     fingerprints = JOB.get("fingerprints")
     if entry is None or fingerprints is None:
@@ -335,11 +336,14 @@ def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int],
     faster: on two cores the listing's worker and this process keep both busy.)
     """
     early: dict[int, Kept] = {}
+    sent = tasks
     if pool is not None and JOB.get("untouched"):
         early = {i: kept for i, entry in tasks if entry is not None and (kept := kept_page(i, entry)) is not None}
         if progress and early:
             progress(len(early))
-    results = page_results([task for task in tasks if task[0] not in early], pool, progress)
+        # the others go without their entry: a worker renders them rather than checking them again
+        sent = [(i, None) for i, _ in tasks if i not in early]
+    results = page_results(sent, pool, progress)
     for task in tasks:
         kept = early.get(task[0])
         yield task, ((kept, []) if kept is not None else next(results))

@@ -74,17 +74,21 @@ def in_threads(func, groups) -> None:
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
-def open_folder(top: str, folder: str) -> tuple[int, int | None]:
-    """(fd of top/folder, fd of its parent or None for top itself), each step opened without following links.
+def open_folder(top: str, folder: str, make: bool = False) -> tuple[int, int | None]:
+    """(fd of top/folder, fd of its parent or None for top itself), each step opened without following links;
+    with `make`, each missing step is made first.
 
     A folder that became a symbolic link after the build looked at the tree
     (someone replaced it mid-build) is not followed: OSError instead, so
-    nothing outside the tree is read or removed through it.
+    nothing outside the tree is read, written or removed through it.
     """
     fd = os.open(top, DIR_FLAGS)
     parent = None
     try:
         for part in folder.split("/") if folder else ():
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
             child = os.open(part, DIR_FLAGS, dir_fd=fd)
             if parent is not None:
                 os.close(parent)
@@ -209,7 +213,9 @@ def move_folder(base: str, top: str, folder: str, names: list[str]) -> None:
     except FileNotFoundError:
         return
     try:
-        dst = make_folder(top, folder)
+        dst, parent = open_folder(top, folder, make=True)
+        if parent is not None:
+            os.close(parent)
         try:
             for name in names:
                 with contextlib.suppress(FileNotFoundError):  # moved before a kill: the journal is replayed
@@ -218,25 +224,6 @@ def move_folder(base: str, top: str, folder: str, names: list[str]) -> None:
             os.close(dst)
     finally:
         os.close(src)
-
-
-def make_folder(top: str, folder: str) -> int:
-    """An open handle on top/folder, each missing part made, no part followed if it is a link."""
-    fd = os.open(top, DIR_FLAGS)
-    try:
-        for part in folder.split("/") if folder else ():
-            try:
-                child = os.open(part, DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, dir_fd=fd)
-                child = os.open(part, DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def remove_empty(top: str, folders: set[str]) -> None:
