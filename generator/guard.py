@@ -92,6 +92,11 @@ def listed_files(path: str) -> list[str] | None:
             data = fh.read()
     except OSError:
         return None
+    return listed_in(data)
+
+
+def listed_in(data: bytes) -> list[str] | None:
+    """listed_files for a marker's bytes."""
     if not data.startswith(MARKER_HEAD.encode("utf-8")):
         return None
     return data[len(MARKER_HEAD) :].decode("utf-8", "replace").splitlines()

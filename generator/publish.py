@@ -89,12 +89,12 @@ class Publisher:
             raise BuildError(f"refusing to build into {shown}: it exists and is not a folder")
         self.out = out
         # As the last build left it: its files are the ones its marker lists, without a walk of the folder
-        folders = state.untouched_output(out)
-        listed = guard.listed_files(f"{os.fspath(out)}/{guard.MARKER}") if folders is not None else None
+        # (the marker's bytes are as the last build wrote them, so every path it lists was checked then)
+        found = state.untouched_output(out, guard.MARKER)
+        listed = guard.listed_in(found[1]) if found is not None else None
+        folders = found[0] if found is not None else None
         if listed is not None:
             listed = [rel for rel in listed if rel]
-            if not write.all_safe(listed):  # a marker edited in place: what it lists could lead out of the folder
-                listed = None
         self.trusted = listed is not None
         # folder -> [inode, mtime, files] as recorded, while true of the folder (see folder_stats)
         self._recorded: dict[str, list] = folders if listed is not None else {}

@@ -189,24 +189,33 @@ def unchanged(out: Path, digest: str) -> tuple[int, list[str]] | None:
     return sum(entry[2] for entry in folders.values()), [str(w) for w in warnings]
 
 
-def untouched_output(out: Path) -> dict | None:
-    """The folders the last recorded build left (output_stats), when the output folder is still as it left
-    them, whatever the inputs now; else None.
+def untouched_output(out: Path, marker: str) -> tuple[dict, bytes] | None:
+    """The folders the last recorded build left (output_stats) and the bytes of its marker file (`marker`,
+    relative to `out`), when the output folder is still as it left them, whatever the inputs now; else None.
 
     The same test as the no-op shortcut's: every folder has the inode and
     modification time recorded after publishing, so no file was added,
     removed or replaced since (a file rewritten in place is not noticed; see
-    the module's note). A build then knows the folder's files from its marker
-    and the sizes in the page cache without reading the folder.
+    the module's note). The marker is the exception: its sha256 must be the
+    one recorded, so the list of files it gives is the one the build wrote,
+    each path checked then. A build then knows the folder's files from the
+    marker and the sizes in the page cache without reading the folder.
     """
     try:
         saved = json.loads(state_path(out).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     folders = saved.get("folders") if isinstance(saved, dict) else None
-    if isinstance(folders, dict) and folders and out.is_dir() and _same_folders(out, folders):
-        return folders
-    return None
+    if not (isinstance(folders, dict) and folders and out.is_dir() and _same_folders(out, folders)):
+        return None
+    try:
+        with open(os.path.join(out, marker), "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if saved.get("marker") != hashlib.sha256(data).hexdigest():  # edited in place since: read the folder instead
+        return None
+    return folders, data
 
 
 def _same_folders(out: Path, folders: dict) -> bool:
@@ -227,13 +236,23 @@ def _same_folders(out: Path, folders: dict) -> bool:
     return True
 
 
-def record(out: Path, digest: str, warnings: list[str] = (), folders: dict | None = None) -> None:
+def record(
+    out: Path, digest: str, warnings: list[str] = (), folders: dict | None = None, marker: str | None = None
+) -> None:
     """Remember this build's inputs, warnings and the output folder it left; best effort.
 
-    `folders` is output_stats(out) when the caller already knows it (the Publisher does).
+    `folders` is output_stats(out) when the caller already knows it (the Publisher does). `marker` names the
+    site's marker file (relative to `out`): its sha256 is kept for untouched_output.
     """
     folders = output_stats(out) if folders is None else folders
-    write_json(state_path(out), {"inputs": digest, "folders": folders, "warnings": list(warnings)})
+    saved = {"inputs": digest, "folders": folders, "warnings": list(warnings)}
+    if marker is not None:
+        try:
+            with open(os.path.join(out, marker), "rb") as fh:
+                saved["marker"] = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            pass
+    write_json(state_path(out), saved)
 
 
 def write_json(path: Path, data) -> None:

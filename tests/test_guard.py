@@ -519,6 +519,29 @@ def test_a_marker_edited_in_place_to_name_a_file_outside_is_not_trusted(tmp_path
     assert cli_build(content, out, "--check").exit_code == 0
 
 
+def test_a_marker_edited_in_place_is_not_trusted_even_when_every_path_is_safe(tmp_path, monkeypatch):
+    """The marker's sha256 is recorded after publishing: any edit in place (here a listed page's file
+    dropped from the list) makes the next build read the folder instead of believing the list."""
+    from generator import write
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    marker = out / guard.MARKER
+    text = marker.read_bytes()
+    dropped = next(line for line in text.splitlines() if line.endswith(b"/index.md"))
+    with open(marker, "r+b") as fh:  # in place: no folder's time moves
+        fh.write(text.replace(dropped + b"\n", b""))
+        fh.truncate()
+    walked = []
+    real_scan = write.scan
+    monkeypatch.setattr(write, "scan", lambda folder: walked.append(folder) or real_scan(folder))
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}", 1))
+    refused(cli_build(content, out), f"costpress did not write {dropped.decode()}")
+    assert walked == [out]
+
+
 def test_an_output_folder_on_another_file_system_is_refused_before_anything_changes(tmp_path, monkeypatch):
     """Moving files in is a rename, which cannot cross file systems (an output folder that is a mount
     point): the build says so in one line and leaves the site as it was, with no journal to replay."""

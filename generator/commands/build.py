@@ -222,7 +222,7 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
     """After a build that rendered: compare (--check), or swap the new site in and save the caches."""
     import time
 
-    from generator import pagecache, state
+    from generator import guard, pagecache, state
     from generator.write import compare
 
     for line in result.warnings:
@@ -247,7 +247,7 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         if result.parsed is not None:
             result.parsed.save()
         if digest is not None:
-            state.record(dest, digest, result.warnings, sink.folder_stats())
+            state.record(dest, digest, result.warnings, sink.folder_stats(), guard.MARKER)
     if caught:
         click.echo(f"interrupted after publishing; {out} is the new site, complete.", err=True)
         raise click.exceptions.Exit(130)
