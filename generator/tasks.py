@@ -313,39 +313,69 @@ LOCAL_CHUNK = 32  # pages rendered together without workers (see chunk_results)
 
 
 def page_results(pages: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
-    """Each page's result in order, from this process or from the forked workers."""
+    """Each page's result in order, from this process or from the forked workers (sent to them at once)."""
     if pool is None:
-        for start in range(0, len(pages), LOCAL_CHUNK):
-            chunk = chunk_results(pages[start : start + LOCAL_CHUNK])
-            yield from chunk
-            if progress:
-                progress(len(chunk))
-        return
-    for number in pool.submit(pages, chunksize=max(1, min(64, len(pages) // (len(pool) * 8)))):
+        return _local_results(pages, progress)
+    numbers = pool.submit(pages, chunksize=max(1, min(64, len(pages) // (len(pool) * 8))))
+    return _pool_results(pool, numbers, progress)
+
+
+def _local_results(pages: list[tuple], progress: Callable[[int], None] | None) -> Iterator:
+    for start in range(0, len(pages), LOCAL_CHUNK):
+        chunk = chunk_results(pages[start : start + LOCAL_CHUNK])
+        yield from chunk
+        if progress:
+            progress(len(chunk))
+
+
+def _pool_results(pool: Workers, numbers: list[int], progress: Callable[[int], None] | None) -> Iterator:
+    for number in numbers:
         chunk = pool.results(number)
         yield from chunk
         if progress:
             progress(len(chunk))
 
 
+# Kept pages taken between two looks for the workers' results (see in_order)
+POLL_EVERY = 256
+
+
 def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
-    """(task, result) for every page in order. In an output folder the last build left untouched, keeping
-    a page needs only its fingerprint: the pages that keep are found here, without a round trip to a
-    worker (at 10,000 pages the round trips cost more than the fingerprints), and only the others are sent.
-    (Sending those in batches as they were found, to render while this process fingerprints, was no
-    faster: on two cores the listing's worker and this process keep both busy.)
+    """(task, result) for every page: in order, except that in an output folder the last build left
+    untouched the kept pages come first.
+
+    There, keeping a page needs only its fingerprint: the pages that keep are
+    found here, without a round trip to a worker (at 10,000 pages the round
+    trips cost more than the fingerprints), and only the others are sent. The
+    kept pages are then taken while the workers render the others (a price
+    refresh's listing keeps one of them busy for a while), rather than in
+    article order after the last rendered page came back. The caller orders
+    pages by article index where the output depends on it.
+    (Sending the pages to render in batches as they were found, to render while this process
+    fingerprints, was no faster: on two cores the listing's worker and this process keep both busy.)
     """
-    early: dict[int, Kept] = {}
-    sent = tasks
-    if pool is not None and JOB.get("untouched"):
-        early = {i: kept for i, entry in tasks if entry is not None and (kept := kept_page(i, entry)) is not None}
-        if progress and early:
-            progress(len(early))
-        # the others go without their entry: a worker renders them rather than checking them again
-        sent = [(i, None) for i, _ in tasks if i not in early]
-    results = page_results(sent, pool, progress)
+    if pool is None or not JOB.get("untouched"):
+        results = page_results(tasks, pool, progress)
+        for task in tasks:
+            yield task, next(results)
+        if next(results, None) is not None:
+            raise BuildError("a worker returned more pages than it was given")
+        return
+    early = {i: kept for i, entry in tasks if entry is not None and (kept := kept_page(i, entry)) is not None}
+    if progress and early:
+        progress(len(early))
+    # the others go without their entry: a worker renders them rather than checking them again
+    rest = [task for task in tasks if task[0] not in early]
+    results = page_results([(i, None) for i, _ in rest], pool, progress)
+    taken = 0
     for task in tasks:
         kept = early.get(task[0])
-        yield task, ((kept, []) if kept is not None else next(results))
+        if kept is not None:
+            yield task, (kept, [])
+            taken += 1
+            if taken % POLL_EVERY == 0:
+                pool.poll()
+    for task in rest:
+        yield task, next(results)
     if next(results, None) is not None:
         raise BuildError("a worker returned more pages than it was given")

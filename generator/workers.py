@@ -115,6 +115,16 @@ class Workers:
             self._queued -= 1
         self._feed()
 
+    def poll(self) -> None:
+        """Take whatever results are ready, without waiting, and queue more chunks in their place.
+
+        A caller busy with other work calls this now and then, so the workers
+        never run out of queued chunks meanwhile.
+        """
+        open_ends = [conn for conn in self._results if not conn.closed]
+        if self._waiting and open_ends and mpc.wait(open_ends, 0):
+            self._receive()
+
     def stop(self) -> bool:
         """Tell the workers to exit once the chunks already queued are done; False if some still wait to be queued.
 

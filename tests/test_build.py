@@ -126,6 +126,25 @@ def test_folder_stats_read_by_workers_match_a_walk_cold_and_incremental(tmp_path
     assert run_cli(*args(content, out, "--jobs", "2")).output.startswith("nothing to build")
 
 
+def test_an_incremental_build_with_workers_writes_what_a_fresh_serial_build_writes(tmp_path):
+    """In an untouched folder the kept pages are taken before the rendered ones (tasks.in_order): every
+    output file must still be what a one-process build from nothing writes."""
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
+    snap = content / "prices" / "runpod" / "2026-11-29.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
+    again = run_cli(*args(content, out, "--jobs", "2"))
+    assert again.exit_code == 0 and "unchanged" in again.output and rendered_count(again.output) > 0, again.output
+    fresh = tmp_path / "fresh"
+    assert run_cli(*args(content, fresh, "--jobs", "1")).exit_code == 0
+
+    def tree(folder):
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+    assert tree(out) == tree(fresh)
+
+
 def test_noop_build_repeats_the_warnings(tmp_path):
     """Unchanged inputs warn as before, so a scheduled build's log never hides a warning."""
     content = make_content(tmp_path, {"notes.txt": "a stray file"})

@@ -107,3 +107,24 @@ def test_a_worker_killed_after_stop_is_still_an_error_not_a_hang():
         assert pool.stop()  # told to stop, so an end of file alone no longer means a dead worker
         for number in numbers:
             pool.results(number)
+
+
+def touch(folder: str, n: int) -> int:
+    with open(os.path.join(folder, str(n)), "w"):
+        pass
+    return n
+
+
+def test_poll_keeps_the_workers_fed_while_the_caller_is_busy(tmp_path):
+    """Only a few chunks are queued at a time; a caller that takes no results but polls now and then
+    still gets every chunk worked on (without poll, the workers would stop after the first few)."""
+    import time
+
+    with Workers(2, each(functools.partial(touch, str(tmp_path)))) as pool:
+        numbers = pool.submit(list(range(30)), 1)
+        deadline = time.monotonic() + 20
+        while len(os.listdir(tmp_path)) < 30 and time.monotonic() < deadline:
+            pool.poll()
+            time.sleep(0.01)
+        assert len(os.listdir(tmp_path)) == 30
+        assert [item for number in numbers for item in pool.results(number)] == list(range(30))
