@@ -205,4 +205,6 @@ def test_a_listing_override_reads_rows_as_mappings(tmp_path):
     assert label.startswith(f"{setup} at ")  # the listing's label is the setup at its provider's name
     assert provider in family["axes"]["providers"] and gpu in GPUS
     assert (missing, fits) == ("none", "True")
-    assert count == "34"  # the 32 values of setup_row and its costs, and the listing's label and need
+    # the 32 values of setup_row and its costs, the listing's label and need, and (a fitting row's) its
+    # page's title and description
+    assert count == "36"
