@@ -231,7 +231,7 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
     records = family_grid(cat, fam)
     if not records:
         return [], None
-    page, p = fam.data["page"], fam.data["params"]
+    p = fam.data["params"]
     fitting = [r for r in records if r["fits"]]
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in fitting:

@@ -13,13 +13,13 @@ from typing import Any, NamedTuple
 import jinja2
 import jinja2.runtime
 import jinja2.utils
-from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import SandboxedEnvironment
 from markdown_it_pyrs import MarkdownIt
 from markupsafe import Markup
 
 from generator import formatting, sandbox, theme
 from generator.escape import json_script, md_cell, md_escape, md_escape_text, page_link, safe_url, slugify, yaml_str
+from generator.jinja_env import PageEnvironment, ProseEnvironment
 from generator.kinds.common import Context
 from generator.records import Article, Catalog
 
@@ -175,192 +175,6 @@ class Page:
     markdown: bytes
 
 
-class _FlatGlobals:
-    """Each template copies the environment's globals once, into a plain dict.
-
-    Jinja gives every template a ChainMap over the environment's globals, and
-    flattens it again on every render (5 µs each, eleven renders a family
-    page). Jinja's documentation already asks that globals not change once
-    templates are loaded, and ours are all set before the first one is.
-    """
-
-    globals: dict
-
-    def make_globals(self, d):
-        return {**self.globals, **(d or {})}
-
-
-class _KeptTemplates:
-    """get_template answers from a plain dict once a template is loaded (templates never reload in a build).
-
-    Jinja's own cache is an LRU behind a lock and a loader weakref, and every
-    `{% extends %}` asks again: about 3 µs a lookup, eight a family page.
-    """
-
-    def get_template(self, name, parent=None, globals=None):
-        if globals is not None or self.auto_reload:
-            return super().get_template(name, parent, globals)
-        kept = self.__dict__.setdefault("_kept", {})
-        template = kept.get((name, parent))
-        if template is None:
-            template = kept[(name, parent)] = super().get_template(name, parent)
-        return template
-
-
-def output_escape(value: Any) -> str:
-    """What markupsafe.escape makes of a value, as a plain str rather than a new Markup object.
-
-    Autoescaped templates call this for every `{{ ... }}` they write (about a
-    hundred a family page); the text only goes into the page, so building a
-    Markup for each (a Python-level __new__) was wasted work.
-    """
-    if type(value) is not str:
-        if type(value) is Markup:  # formatted numbers: already safe
-            return value
-        html = getattr(value, "__html__", None)
-        if html is not None:
-            return html()
-        value = str(value)
-    return _escape_text(value)
-
-
-@functools.lru_cache(maxsize=16_384)  # titles, descriptions and labels come back on every page of a family
-def _escape_text(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("'", "&#39;").replace('"', "&#34;")
-
-
-class _Compiler(CodeGenerator):
-    """Jinja's code generator with two changes to the code it writes, not to the text templates make.
-
-    `{{ ... }}` in autoescaped templates compiles to
-    `environment.output_escape(...)`: only what a template writes out goes
-    through it; blocks, macros and `{% set %}` captures still become Markup as
-    before, and where Jinja cannot know at compile time whether escaping is on,
-    its own code is kept. And bodies and blocks collect their output (see
-    `blockvisit`).
-    """
-
-    def _output_child_pre(self, node, frame, finalize) -> None:
-        if frame.eval_ctx.autoescape and not frame.eval_ctx.volatile:
-            self.write("environment.output_escape(")
-            if finalize.src is not None:
-                self.write(finalize.src)
-        else:
-            super()._output_child_pre(node, frame, finalize)
-
-    def blockvisit(self, nodes, frame) -> None:
-        """A template's body and each of its blocks collect their output in a list and yield it once, joined.
-
-        Jinja yields every piece of output as it goes, and a block's pieces
-        pass up through each template that extends it (a page's main block:
-        block → base.html → article.html → join, about 300 pieces a page,
-        17,000 rows of a listing). Collecting is what Jinja already does for
-        macros and `{% set %}` blocks; the text and its order are unchanged.
-        """
-        if frame.buffer is None and (frame.rootlevel or frame.block_frame) and not frame.soft_frame:
-            self.buffer(frame)
-            try:
-                super().blockvisit(nodes, frame)
-                self.writeline(f"yield concat({frame.buffer})")
-            finally:
-                frame.buffer = None
-            return
-        super().blockvisit(nodes, frame)
-
-
-_BUILTIN_METHOD = type(date.today().isoformat)
-_FUNCTION = type(lambda: None)
-
-
-class _Context(jinja2.runtime.Context):
-    @jinja2.utils.internalcode
-    def call(__self, __obj, *args, **kwargs):  # noqa: N805 (Jinja's own signature)
-        """`{{ day.isoformat() }}` and `{{ table("x") }}` call the function straight away.
-
-        Jinja first asks every callable (and its __call__) whether it wants
-        the context passed in, two failed attribute lookups each; a built-in
-        method cannot carry that mark, and a plain function carries it in its
-        own __dict__ (its __call__ never does), so the answer is known.
-        """
-        kind = type(__obj)
-        if kind is not _BUILTIN_METHOD and (kind is not _FUNCTION or "jinja_pass_arg" in __obj.__dict__):
-            return jinja2.runtime.Context.call(__self, __obj, *args, **kwargs)
-        kwargs.pop("_block_vars", None)
-        kwargs.pop("_loop_vars", None)
-        try:
-            return __obj(*args, **kwargs)
-        except StopIteration:
-            return __self.environment.undefined(
-                "value was undefined because a callable raised a StopIteration exception"
-            )
-
-
-class _Environment(_KeptTemplates, _FlatGlobals, jinja2.Environment):
-    code_generator_class = _Compiler
-    context_class = _Context
-    output_escape = staticmethod(output_escape)
-
-    def getattr(self, obj, attribute):
-        """`x.y` on a plain dict reads its item first; otherwise Jinja's order, written inline.
-
-        Jinja tries the attribute first and the item after a raised
-        AttributeError; page values are mostly dicts, so that was an exception
-        for every `page.url` or `offer.setup` (about a hundred a family page),
-        and tables ask each column for its key, format and alignment on every
-        row (about 300 lookups a page, where a second call per lookup showed).
-        A dict whose key shadows a dict method (`items`, `keys`) gives the item,
-        which is what a template writer means by it.
-        """
-        if type(obj) is dict:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        try:
-            return getattr(obj, attribute)
-        except AttributeError:
-            pass
-        try:
-            return obj[attribute]
-        except (TypeError, LookupError, AttributeError):
-            return self.undefined(obj=obj, name=attribute)
-
-
-class _ProseCompiler(sandbox.BoundedConcat, _Compiler):
-    """Collected output (prose is not autoescaped: no other change), and `~` with a size limit."""
-
-
-class _Sandbox(_FlatGlobals, sandbox.BoundedSandbox):
-    """Prose: Jinja's immutable sandbox with the limits of generator.sandbox."""
-
-    context_class = _Context  # the sandbox checks a callable before the context calls it
-    code_generator_class = _ProseCompiler
-
-    def is_safe_callable(self, obj) -> bool:
-        """The sandbox's rule (no `unsafe_callable` or `alters_data` mark), answered without failed lookups.
-
-        A built-in method cannot carry either mark; a plain function keeps
-        them in its own __dict__. Anything else is asked the sandbox's way.
-        """
-        kind = type(obj)
-        if kind is _BUILTIN_METHOD:
-            return True
-        if kind is _FUNCTION:
-            marks = obj.__dict__
-            return not (marks.get("unsafe_callable", False) or marks.get("alters_data", False))
-        return sandbox.BoundedSandbox.is_safe_callable(self, obj)
-
-    def getattr(self, obj, attribute):
-        """The same dict-first rule (an item is always allowed); the rest goes through the sandbox's checks."""
-        if type(obj) is dict:
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return sandbox.BoundedSandbox.getattr(self, obj, attribute)
-
-
 class Renderer:
     """Holds the Jinja environments; renders pages from contexts."""
 
@@ -370,7 +184,7 @@ class Renderer:
 
         def make_env(autoescape: bool, keep_trailing_newline: bool = True) -> jinja2.Environment:
             # Templates do not change during a build: no file check on every get_template.
-            return _Environment(
+            return PageEnvironment(
                 auto_reload=False,
                 loader=loader,
                 autoescape=autoescape,
@@ -382,11 +196,11 @@ class Renderer:
 
         self.html = make_env(autoescape=True)
         self.md = make_env(autoescape=False)
-        self.body = _Sandbox(
+        self.body = ProseEnvironment(
             undefined=jinja2.StrictUndefined, finalize=_md_finalize, autoescape=False, keep_trailing_newline=True
         )
         # FAQ questions are plain text with figures: rendered raw, then escaped for each target
-        self.plain = _Sandbox(
+        self.plain = ProseEnvironment(
             undefined=jinja2.StrictUndefined, finalize=_plain_finalize, autoescape=False, keep_trailing_newline=True
         )
         filters = _safe_filters()

@@ -171,16 +171,16 @@ class _Text(str):
 def test_output_escape_writes_what_markupsafe_escape_writes(value):
     from markupsafe import escape
 
-    from generator.render import output_escape
+    from generator.jinja_env import output_escape
 
     assert output_escape(value) == str(escape(value))
 
 
 def test_autoescaped_templates_escape_output_once():
     """Captured blocks and macros are escaped when written, not again when their result is written."""
-    from generator.render import _Environment
+    from generator.jinja_env import PageEnvironment
 
-    env = _Environment(autoescape=True)
+    env = PageEnvironment(autoescape=True)
     source = (
         "{{ x }}|{% set y %}<{{ x }}>{% endset %}{{ y }}|{% macro m(a) %}[{{ a }}]{% endmacro %}{{ m(x) }}"
         "|{{ x | upper }}|{% autoescape false %}{{ x }}{% endautoescape %}"
@@ -195,20 +195,20 @@ def test_dotted_names_read_dict_items_first_and_stay_sandboxed():
     import jinja2
     from jinja2.sandbox import SecurityError
 
-    from generator.render import _Environment, _Sandbox
+    from generator.jinja_env import PageEnvironment, ProseEnvironment
 
     class Row:
         name = "attribute"
 
     values = {"d": {"items": "the item", "name": "n"}, "o": Row(), "e": {}}
-    for env in (_Environment(undefined=jinja2.StrictUndefined), _Sandbox(undefined=jinja2.StrictUndefined)):
+    for env in (PageEnvironment(undefined=jinja2.StrictUndefined), ProseEnvironment(undefined=jinja2.StrictUndefined)):
         assert env.from_string("{{ d.items }}|{{ d.name }}|{{ o.name }}|{{ e.items is defined }}").render(values) == (
             "the item|n|attribute|True"
         )
         with pytest.raises(jinja2.UndefinedError):
             env.from_string("{{ d.missing }}").render(values)
     with pytest.raises(SecurityError):
-        _Sandbox().from_string("{{ d.__class__.__mro__ }}").render(values)
+        ProseEnvironment().from_string("{{ d.__class__.__mro__ }}").render(values)
 
 
 def test_calls_in_templates_behave_as_in_jinja():
@@ -217,7 +217,7 @@ def test_calls_in_templates_behave_as_in_jinja():
 
     import jinja2
 
-    from generator.render import _Environment
+    from generator.jinja_env import PageEnvironment
 
     @jinja2.pass_context
     def seen(ctx, name):
@@ -225,23 +225,23 @@ def test_calls_in_templates_behave_as_in_jinja():
 
     values = {"day": dt.date(2026, 11, 30), "seen": seen, "who": "<b>", "stop": next, "empty": iter(())}
     source = "{{ day.isoformat() }}|{{ seen('who') }}|{{ 'a,b'.split(',') | join('+') }}|{{ stop(empty) is defined }}"
-    ours = _Environment(autoescape=True).from_string(source).render(values)
+    ours = PageEnvironment(autoescape=True).from_string(source).render(values)
     assert ours == jinja2.Environment(autoescape=True).from_string(source).render(values)
     assert ours == "2026-11-30|&lt;b&gt;|a+b|False"
-    from generator.render import _Sandbox
+    from generator.jinja_env import ProseEnvironment
 
     sandboxed = "{{ day.isoformat() }}|{{ 'a,b'.split(',') | join('+') }}|{{ stop(empty) is defined }}"
-    assert _Sandbox().from_string(sandboxed).render(values, empty=iter(())) == "2026-11-30|a+b|False"
+    assert ProseEnvironment().from_string(sandboxed).render(values, empty=iter(())) == "2026-11-30|a+b|False"
 
 
 def test_templates_load_once_and_extends_still_works(tmp_path):
     import jinja2
 
-    from generator.render import _Environment
+    from generator.jinja_env import PageEnvironment
 
     (tmp_path / "base.html").write_text("[{% block b %}{% endblock %}]")
     (tmp_path / "page.html").write_text("{% extends 'base.html' %}{% block b %}{{ x }}{% endblock %}")
-    env = _Environment(loader=jinja2.FileSystemLoader(str(tmp_path)), auto_reload=False)
+    env = PageEnvironment(loader=jinja2.FileSystemLoader(str(tmp_path)), auto_reload=False)
     assert env.get_template("page.html") is env.get_template("page.html")
     assert env.get_template("page.html").render(x="<") == "[<]"
     with pytest.raises(jinja2.TemplateNotFound):
@@ -320,7 +320,8 @@ def test_collected_output_renders_what_plain_jinja_renders():
     super(), self.block(), includes, macros, call blocks, loops and set blocks; same error lines."""
     import jinja2
 
-    from generator.render import _Environment, _Sandbox, _template_line
+    from generator.jinja_env import PageEnvironment, ProseEnvironment
+    from generator.render import _template_line
 
     sources = {
         "base.html": "<h1>{% block title %}Base {{ who }}{% endblock %}</h1>\n{% block main %}{% endblock %}"
@@ -336,7 +337,7 @@ def test_collected_output_renders_what_plain_jinja_renders():
     sources["page.html"] = "{% from 'part.html' import m %}" + sources["page.html"]
     values = {"who": "<b>", "tail": "end", "base": "base.html"}
     for autoescape in (True, False):
-        ours = _Environment(loader=jinja2.DictLoader(sources), autoescape=autoescape)
+        ours = PageEnvironment(loader=jinja2.DictLoader(sources), autoescape=autoescape)
         plain = jinja2.Environment(loader=jinja2.DictLoader(sources), autoescape=autoescape)
         for name in ("page.html", "base.html", "maybe.html"):
             for vals in (values, {**values, "base": None}):
@@ -344,8 +345,8 @@ def test_collected_output_renders_what_plain_jinja_renders():
                 assert (
                     len(list(ours.get_template(name).root_render_func(ours.get_template(name).new_context(vals)))) <= 2
                 )
-    for env in (_Environment(loader=jinja2.DictLoader(sources), undefined=jinja2.StrictUndefined),
-                _Sandbox(loader=jinja2.DictLoader(sources), undefined=jinja2.StrictUndefined)):  # fmt: skip
+    for env in (PageEnvironment(loader=jinja2.DictLoader(sources), undefined=jinja2.StrictUndefined),
+                ProseEnvironment(loader=jinja2.DictLoader(sources), undefined=jinja2.StrictUndefined)):  # fmt: skip
         with pytest.raises(jinja2.UndefinedError) as caught:
             env.get_template("broken.html").render()
         assert _template_line(caught.value) == 4  # what error messages cite
@@ -356,7 +357,7 @@ def test_sandbox_still_refuses_functions_marked_unsafe():
     import jinja2
     from jinja2.sandbox import SecurityError, unsafe
 
-    from generator.render import _Sandbox
+    from generator.jinja_env import ProseEnvironment
 
     def shout(x):
         return x.upper()
@@ -370,7 +371,7 @@ def test_sandbox_still_refuses_functions_marked_unsafe():
     def who(ctx):
         return ctx["name"]
 
-    env = _Sandbox(undefined=jinja2.StrictUndefined)
+    env = ProseEnvironment(undefined=jinja2.StrictUndefined)
     values = {"ok": shout, "bad": unsafe(lambda x: x), "alters": alters, "who": who, "name": "n", "f": lambda: "l"}
     assert env.from_string("{{ ok('a') }}{{ who() }}{{ f() }}{{ 'x'.upper() }}").render(values) == "AnlX"
     for call in ("bad('a')", "alters('a')"):

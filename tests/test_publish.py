@@ -67,11 +67,11 @@ def test_sitemap_index_past_the_protocol_limit():
     import datetime as dt
 
     from generator import theme
-    from generator.render import _Environment
+    from generator.jinja_env import PageEnvironment
     from generator.sitefiles import SITEMAP_LIMIT, Address, sitemaps
 
     assert SITEMAP_LIMIT == 50_000  # the sitemap protocol's limit per file
-    xml = _Environment(loader=jinja2.FileSystemLoader(str(theme.DEFAULT)), autoescape=True)
+    xml = PageEnvironment(loader=jinja2.FileSystemLoader(str(theme.DEFAULT)), autoescape=True)
     day = dt.date(2026, 11, 30)
     entries = [Address(f"p{i}/", day - dt.timedelta(days=i)) for i in range(7)]
     files = sitemaps(xml, BASE, entries, day, limit=3)
