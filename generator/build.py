@@ -150,7 +150,12 @@ def render_site(
             for listing in listings:
                 listing.rows = []
         # read while the listing renders
-        saved, saved_parts = pagecache.load(cache) if cache is not None and reuse else ({}, {})
+        saved, saved_parts, verified = (
+            pagecache.load(cache, sink.page_cache_digest if sink is not None else None)
+            if cache is not None and reuse
+            else ({}, {}, False)
+        )
+        tasks.JOB["verified"] = verified
         # the search index needs only titles and descriptions: Pagefind indexes them while pages render
         index, kept_index = None, None
         if catalog.site.search:
@@ -167,7 +172,7 @@ def render_site(
         pages_to_take = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
         del saved  # the entries live in pages_to_take until taken, then in the spool's file
         rendered, cached, written = _take_pages(
-            tasks.in_order(pages_to_take, pool, tick), articles, files, spool, problems
+            tasks.in_order(pages_to_take, pool, tick), articles, files, spool, problems, verified
         )
         del pages_to_take  # the loaded page cache (about 100 MB at 100,000 pages): not needed past this point
         if pool:
@@ -213,12 +218,18 @@ def render_site(
 
 
 def _take_pages(
-    results: Iterator, articles: list[Article], files, spool: pagecache.Spool | None, problems: list[str]
+    results: Iterator,
+    articles: list[Article],
+    files,
+    spool: pagecache.Spool | None,
+    problems: list[str],
+    verified: bool = False,
 ) -> tuple[dict[int, tasks.PageInfo], dict[int, tasks.PageInfo], int]:
-    """Take each page's result in article order: record its files (a kept page's as they are, a rendered
-    page's as its worker stored them or as bytes), add its page-cache entry to the spool, and note its
-    problems. Returns the rendered pages and the kept ones by article index, and how many pages had a
-    file written."""
+    """Take each page's result as tasks.in_order gives it: record its files (a kept page's as they are, a
+    rendered page's as its worker stored them or as bytes), add its page-cache entry to the spool, and note
+    its problems. Returns the rendered pages and the kept ones by article index, and how many pages had a
+    file written. `verified`: the page cache is the one the last build wrote (its paths are not checked
+    again)."""
     sink = files if isinstance(files, Publisher) else None
     rendered: dict[int, tasks.PageInfo] = {}
     cached: dict[int, tasks.PageInfo] = {}
@@ -239,7 +250,7 @@ def _take_pages(
                 entry["unsourced"],
                 entry["fingerprint"],
             )
-            files.keep_page(art.slug, list(entry["files"]))
+            files.keep_page(art.slug, list(entry["files"]), verified)
             if spool is not None:
                 spool.add(art.slug, entry)
         elif packed is not None:

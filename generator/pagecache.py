@@ -143,20 +143,25 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()
 
 
-def load(out: Path) -> tuple[dict, dict]:
-    """(pages, parts) the cache beside `out` holds; empty where it is missing or damaged.
+def load(out: Path, digest: str | None = None) -> tuple[dict, dict, bool]:
+    """(pages, parts, verified) the cache beside `out` holds; empty where it is missing or damaged.
 
     `parts` maps each figures part the last build wrote (figures/<listing>-<n>.json)
-    to [its key, its size]: see `part_key`.
+    to [its key, its size]: see `part_key`. `verified` is True when the file's
+    sha256 is `digest`, the one the build that wrote it recorded (Spool.digest):
+    every entry in it is then one a build made, with paths it checked.
     """
     try:
-        data = json.loads(cache_path(out).read_text(encoding="utf-8"))
+        with open(cache_path(out), "rb") as fh:
+            raw = fh.read()
+        data = json.loads(raw)
     except (OSError, ValueError):
-        return {}, {}
+        return {}, {}, False
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("pages"), dict):
-        return {}, {}
+        return {}, {}, False
     parts = data.get("parts")
-    return data["pages"], parts if isinstance(parts, dict) else {}
+    verified = digest is not None and hashlib.sha256(raw).hexdigest() == digest
+    return data["pages"], parts if isinstance(parts, dict) else {}, verified
 
 
 def part_key(entries: list[tuple[str, str]]) -> str:
@@ -184,15 +189,19 @@ def part_kept(out: Path, rel: str, key: str, saved: dict) -> bool:
 FIELDS = {"fingerprint": str, "prices_checked": list, "has_charts": bool, "providers": list, "unsourced": list}
 
 
-def reusable(entry: dict | None, fingerprint: str, out: Path, untouched: bool = False) -> bool:
+def reusable(entry: dict | None, fingerprint: str, out: Path, untouched: bool = False, verified: bool = False) -> bool:
     """A cached page can stand when its fingerprint matches and each of its files is still there.
 
     With `untouched` (the output folder is as the build that wrote the cache
     left it: Publisher.trusted) its files are known to be there, with the
-    sizes recorded, and are not looked at.
+    sizes recorded, and are not looked at. With `verified` too (the cache
+    file holds the bytes that build wrote: see `load`) the entry is one a
+    build made, and its fields are not checked again.
     """
     if not isinstance(entry, dict) or entry.get("fingerprint") != fingerprint:
         return False
+    if untouched and verified:
+        return True
     if any(not isinstance(entry.get(k), t) for k, t in FIELDS.items()) or not isinstance(entry.get("files"), dict):
         return False  # a damaged cache entry: render the page again
     try:
@@ -342,6 +351,8 @@ class Spool:
         self.path = cache_path(out)
         self.tmp = self.path.with_name(self.path.name + ".tmp")
         self.count = 0
+        self._hash = hashlib.sha256(b'{"pages": {')
+        self.digest: str | None = None  # the file's sha256, once committed (for the build state: see load)
         try:
             self.fh = open(self.tmp, "wb", buffering=1 << 20)  # noqa: SIM115 (open until commit or discard)
             self.fh.write(b'{"pages": {')
@@ -353,8 +364,10 @@ class Spool:
         if self.fh is None:
             return
         member = entry if type(entry) is bytes else f"{_encode(slug)}: {_encode(entry)}".encode()
+        data = b", " + member if self.count else member
+        self._hash.update(data)
         try:
-            self.fh.write(b", " + member if self.count else member)
+            self.fh.write(data)
         except OSError:
             self.discard()
         self.count += 1
@@ -364,6 +377,7 @@ class Spool:
         if self.fh is None:
             return
         tail = b'}, "parts": ' + _encode(parts or {}).encode() + b', "version": ' + str(VERSION).encode() + b"}"
+        self._hash.update(tail)
         try:
             self.fh.write(tail)
             self.fh.close()
@@ -371,6 +385,8 @@ class Spool:
             os.replace(self.tmp, self.path)
         except OSError:
             self.discard()
+            return
+        self.digest = self._hash.hexdigest()
 
     def discard(self) -> None:
         if self.fh is not None:

@@ -91,11 +91,13 @@ class Publisher:
         # As the last build left it: its files are the ones its marker lists, without a walk of the folder
         # (the marker's bytes are as the last build wrote them, so every path it lists was checked then)
         found = state.untouched_output(out, guard.MARKER)
-        listed = guard.listed_in(found[1]) if found is not None else None
-        folders = found[0] if found is not None else None
+        listed = guard.listed_in(found.marker) if found is not None else None
+        folders = found.folders if found is not None else None
         if listed is not None:
             listed = [rel for rel in listed if rel]
         self.trusted = listed is not None
+        # the page cache's sha256 as that build recorded it (pagecache.load), when the folder is trusted
+        self.page_cache_digest = found.page_cache if listed is not None else None
         # folder -> [inode, mtime, files] as recorded, while true of the folder (see folder_stats)
         self._recorded: dict[str, list] = folders if listed is not None else {}
         # The published files by relative path (Publisher reads only the keys: a file's path is _published(rel);
@@ -277,10 +279,13 @@ class Publisher:
     def keep(self, rel: str) -> None:
         self.add(rel, None)
 
-    def keep_page(self, folder: str, rels: list[str]) -> None:
-        """`keep` for the files of one page, all directly in `folder`: no bytes are compared or written."""
+    def keep_page(self, folder: str, rels: list[str], checked: bool = False) -> None:
+        """`keep` for the files of one page, all directly in `folder`: no bytes are compared or written.
+
+        `checked`: the paths come from a page cache a build wrote (verified), which checked them then.
+        """
         have = self.have
-        for rel in page_files(folder, rels):
+        for rel in rels if checked else page_files(folder, rels):
             if rel not in have:
                 raise BuildError(f"a kept file is missing from the output folder: {rel}")
         self._paths.add_page(folder, rels)

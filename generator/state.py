@@ -22,6 +22,7 @@ import re
 import stat
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 LIBRARIES = ("jinja2", "markdown-it-pyrs", "pandas", "numpy", "PyYAML", "markupsafe", "pagefind-bin")
 
@@ -189,7 +190,13 @@ def unchanged(out: Path, digest: str) -> tuple[int, list[str]] | None:
     return sum(entry[2] for entry in folders.values()), [str(w) for w in warnings]
 
 
-def untouched_output(out: Path, marker: str) -> tuple[dict, bytes] | None:
+class Untouched(NamedTuple):
+    folders: dict  # output_stats as recorded
+    marker: bytes  # the marker file's bytes, as the build wrote them
+    page_cache: str | None  # the sha256 of the page cache that build wrote (pagecache.load checks it)
+
+
+def untouched_output(out: Path, marker: str) -> Untouched | None:
     """The folders the last recorded build left (output_stats) and the bytes of its marker file (`marker`,
     relative to `out`), when the output folder is still as it left them, whatever the inputs now; else None.
 
@@ -215,7 +222,8 @@ def untouched_output(out: Path, marker: str) -> tuple[dict, bytes] | None:
         return None
     if saved.get("marker") != hashlib.sha256(data).hexdigest():  # edited in place since: read the folder instead
         return None
-    return folders, data
+    page_cache = saved.get("page_cache")
+    return Untouched(folders, data, page_cache if isinstance(page_cache, str) else None)
 
 
 def _same_folders(out: Path, folders: dict) -> bool:
@@ -237,15 +245,23 @@ def _same_folders(out: Path, folders: dict) -> bool:
 
 
 def record(
-    out: Path, digest: str, warnings: list[str] = (), folders: dict | None = None, marker: str | None = None
+    out: Path,
+    digest: str,
+    warnings: list[str] = (),
+    folders: dict | None = None,
+    marker: str | None = None,
+    page_cache: str | None = None,
 ) -> None:
     """Remember this build's inputs, warnings and the output folder it left; best effort.
 
     `folders` is output_stats(out) when the caller already knows it (the Publisher does). `marker` names the
-    site's marker file (relative to `out`): its sha256 is kept for untouched_output.
+    site's marker file (relative to `out`): its sha256 is kept for untouched_output, as is `page_cache`, the
+    sha256 of the page cache this build wrote.
     """
     folders = output_stats(out) if folders is None else folders
     saved = {"inputs": digest, "folders": folders, "warnings": list(warnings)}
+    if page_cache is not None:
+        saved["page_cache"] = page_cache
     if marker is not None:
         try:
             with open(os.path.join(out, marker), "rb") as fh:

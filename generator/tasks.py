@@ -194,7 +194,7 @@ def kept_page(i: int, entry: dict | None) -> Kept | None:
     art = JOB["articles"][i]
     fp = fingerprints.of(art)
     cache, untouched = JOB["cache"], JOB["untouched"]
-    if fp and pagecache.reusable(entry, fp, cache, untouched):
+    if fp and pagecache.reusable(entry, fp, cache, untouched, JOB.get("verified", False)):
         # a family page written to a folder leaves its figures there: they are read back for the parts
         if JOB.get("sink") is not None and art.file in JOB["family_files"]:
             if untouched or pagecache.figures_of(cache, art.slug) is not None:  # (read: still whole)

@@ -91,9 +91,10 @@ class Files:
             files[rel] = None
         self._counts[folder] += len(rels) - 1
 
-    def keep_page(self, folder: str, rels: list[str]) -> None:
-        """`keep` for the files of one page, all directly in `folder` (a page-cache entry names them)."""
-        self.add_page(folder, page_files(folder, rels))
+    def keep_page(self, folder: str, rels: list[str], checked: bool = False) -> None:
+        """`keep` for the files of one page, all directly in `folder` (a page-cache entry names them;
+        `checked`: a verified one, whose paths were checked when it was written)."""
+        self.add_page(folder, rels if checked else page_files(folder, rels))
 
     def items(self) -> list[tuple[str, bytes | None]]:
         return sorted(self._files.items())

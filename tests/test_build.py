@@ -145,6 +145,39 @@ def test_an_incremental_build_with_workers_writes_what_a_fresh_serial_build_writ
     assert tree(out) == tree(fresh)
 
 
+def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(tmp_path):
+    """The build state records the page cache's sha256. With those bytes, an untouched folder's kept pages
+    skip the checks of their entries; an entry edited in place (here a damaged field) is checked again,
+    and its page renders anew instead of breaking the build."""
+    import hashlib
+
+    from generator import pagecache, state
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
+    about = content / "about.md"  # a change no family page depends on: they are all kept
+    about.write_text(about.read_text() + "\nOne more sentence.\n")
+    plain = rendered_count(run_cli(*args(content, out, "--jobs", "2")).output)  # hand-written pages render
+    cache = pagecache.cache_path(out)
+    recorded = json.loads(state.state_path(out).read_text())["page_cache"]
+    assert recorded == hashlib.sha256(cache.read_bytes()).hexdigest()
+    pages, _, verified = pagecache.load(out, recorded)
+    assert verified and pages
+    slug = sorted(pages)[0]
+    text = cache.read_text()
+    at = text.index('"prices_checked": [', text.index(json.dumps(slug) + ": {")) + len('"prices_checked": [')
+    with open(cache, "r+") as fh:  # in place: no folder's time moves
+        fh.write(text[:at] + "5, " + text[at:])  # a date that is not one
+        fh.truncate()
+    assert not pagecache.load(out, recorded)[2]
+    about.write_text(about.read_text() + "And another.\n")
+    again = run_cli(*args(content, out, "--jobs", "2"))
+    assert again.exit_code == 0 and rendered_count(again.output) == plain + 1, again.output  # and the damaged one
+    assert run_cli(*args(content, out, "--check")).exit_code == 0
+    assert pagecache.load(out, json.loads(state.state_path(out).read_text())["page_cache"])[2]
+
+
 def test_noop_build_repeats_the_warnings(tmp_path):
     """Unchanged inputs warn as before, so a scheduled build's log never hides a warning."""
     content = make_content(tmp_path, {"notes.txt": "a stray file"})

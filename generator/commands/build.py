@@ -247,7 +247,8 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         if result.parsed is not None:
             result.parsed.save()
         if digest is not None:
-            state.record(dest, digest, result.warnings, sink.folder_stats(), guard.MARKER)
+            page_cache = result.cache.digest if result.cache is not None else None
+            state.record(dest, digest, result.warnings, sink.folder_stats(), guard.MARKER, page_cache)
     if caught:
         click.echo(f"interrupted after publishing; {out} is the new site, complete.", err=True)
         raise click.exceptions.Exit(130)
