@@ -212,8 +212,11 @@ def render_site(
         elif index is not None:
             for rel, data in index.files():
                 files.add(rel, data)
-        marker = guard.manifest_pieces(files.paths())
-        files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
+        if sink is not None and sink.same_files():  # the published marker lists exactly these files
+            files.keep(guard.MARKER)
+        else:
+            marker = guard.manifest_pieces(files.paths())
+            files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
     return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written, parsed)
 
 

@@ -291,6 +291,12 @@ class Publisher:
         self._paths.add_page(folder, rels)
         self.unchanged.extend(rels)
 
+    def same_files(self) -> bool:
+        """Whether the files recorded so far, with the marker, are exactly the published ones (no file
+        added, none left out), in a folder trusted as the last build left it: its marker then stands as
+        it is (it lists the same names, sorted, under the same header)."""
+        return self.trusted and not self.added and guard.MARKER in self.have and len(self._paths) == len(self.have) - 1
+
     def abort(self) -> None:
         self._stop_flushing()
         with contextlib.suppress(OSError):

@@ -519,6 +519,39 @@ def test_a_marker_edited_in_place_to_name_a_file_outside_is_not_trusted(tmp_path
     assert cli_build(content, out, "--check").exit_code == 0
 
 
+def test_the_marker_stands_when_the_site_has_the_same_files_and_is_rewritten_when_not(tmp_path, monkeypatch):
+    """A price refresh changes bytes, not names: the published marker already lists every file and is
+    kept as it is, not made again. A build that drops an article lists the files that are left."""
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    made = []
+    real = guard.manifest_pieces
+
+    def counted(paths):
+        paths = list(paths)
+        if paths:  # (a staging folder starts with a marker that lists nothing)
+            made.append(len(paths))
+        return real(paths)
+
+    monkeypatch.setattr(guard, "manifest_pieces", counted)
+    marker = out / guard.MARKER
+    before = marker.stat()
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 5.50}", "usd_per_hour: 5.60}", 1))
+    assert cli_build(content, out).exit_code == 0
+    after = marker.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns) and made == []
+    article = sorted((content / "articles").glob("*.md"))[0]
+    article.unlink()
+    result = cli_build(content, out)
+    assert result.exit_code == 0, result.output
+    listed = [line for line in marker.read_text().splitlines() if line and not line.startswith("#")]
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p != marker)
+    assert made and listed == files and not any(name.startswith(article.stem + "/") for name in files)
+    assert cli_build(content, out, "--check").exit_code == 0
+
+
 def test_a_marker_edited_in_place_is_not_trusted_even_when_every_path_is_safe(tmp_path, monkeypatch):
     """The marker's sha256 is recorded after publishing: any edit in place (here a listed page's file
     dropped from the list) makes the next build read the folder instead of believing the list."""
