@@ -194,6 +194,8 @@ def main(sizes: list[int], where: str | None) -> None:
     # set every build would compile them again (~50 ms); an installed package has them compiled.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "generator")], check=True)
     colds: dict[int, Run] = {}
+    if where is not None:
+        os.makedirs(where, exist_ok=True)  # a folder of its own, made if missing (removed again: only its files)
     with tempfile.TemporaryDirectory(dir=where, prefix="costpress-bench-") as tmp:
         for size in sizes:
             work = Path(tmp) / str(size)
