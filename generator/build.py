@@ -399,4 +399,4 @@ def _figures_from(sink: Publisher, slug: str) -> memoryview:
     return chunk
 
 
-FIGURES_PART_PAGES = 1000  # family pages per figures/<listing>-<n>.json (about 6 MB)
+FIGURES_PART_PAGES = 200  # family pages per figures/<listing>-<n>.json (about 1.2 MB)
