@@ -120,13 +120,14 @@ def render_site(
         raise ContentError(odd)
     parsed = ParseCache(cache) if cache is not None else None  # files parsed by the last build into `cache`
     catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed)
-    renderer = Renderer(templates, catalog)
+    code = state.code_digest(templates)  # costpress's code and templates: what every page and template shares
+    renderer = Renderer(templates, catalog, code)
     family_files = {x.family.file for x in listings}
     tasks.JOB.update(
         catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings, family_files=family_files
     )
     files = sink if sink is not None else Files()  # a Publisher writes pages as they come
-    fingerprints = pagecache.Fingerprints(catalog, state.code_digest(templates)) if cache is not None else None
+    fingerprints = pagecache.Fingerprints(catalog, code) if cache is not None else None
     # A page whose page-cache entry still holds is kept (tasks.kept_page); in a folder as the last build left it
     # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
     tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)

@@ -11,7 +11,12 @@ compares their output with plain Jinja's.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import marshal
+import os
+import re
+import stat
 from datetime import date
 from typing import Any
 
@@ -208,3 +213,84 @@ class ProseEnvironment(_FlatGlobals, sandbox.BoundedSandbox):
             except KeyError:
                 pass
         return sandbox.BoundedSandbox.getattr(self, obj, attribute)
+
+
+class CodeCache(jinja2.BytecodeCache):
+    """The theme's templates as compiled code, kept between builds in the user's cache folder.
+
+    Compiling the theme took each worker process 0.02-0.1 s of every build
+    (0.1 s of CPU in a 10,000-page price refresh, 0.28 s in a cold build of
+    the default site). Files are named by `prefix` (costpress's code digest,
+    which covers the templates, costpress's source, Jinja's and Python's
+    versions, and the environment's label) and Jinja's key for the template
+    name; each holds the template source's checksum, so a changed template
+    is compiled again. The folder must belong to the user and be writable by
+    no one else (compiled code is run as it is, as Python's own .pyc files
+    are), or it is not used. Anything that goes wrong (a missing or damaged
+    file, a folder that cannot be written) only means compiling as before.
+    """
+
+    HEAD = b"costpress compiled template 1\n"
+    NAME = re.compile(r"([0-9a-f]{16})-[a-z]+-[0-9a-f]{40}\.cache(?:\.\d+\.tmp)?\Z")
+
+    def __init__(self, folder: str, prefix: str):
+        self.folder, self.prefix = folder, prefix
+
+    def _path(self, bucket: jinja2.bccache.Bucket) -> str:
+        return os.path.join(self.folder, f"{self.prefix}-{bucket.key}.cache")
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            with open(self._path(bucket), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return
+        head, _, rest = data.partition(b"\n")
+        checksum, _, code = rest.partition(b"\n")
+        if head + b"\n" != self.HEAD or checksum != bucket.checksum.encode("ascii"):
+            return
+        try:
+            bucket.code = marshal.loads(code)
+        except (EOFError, ValueError, TypeError):
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        path = self._path(bucket)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(self.HEAD + bucket.checksum.encode("ascii") + b"\n" + marshal.dumps(bucket.code))
+            os.replace(tmp, path)
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def code_cache_folder() -> str | None:
+    """`$XDG_CACHE_HOME/costpress/templates` (or `~/.cache/...`), made if missing, when it is the user's own
+    and no one else can write to it; else None (no cache)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "costpress", "templates")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return None
+    return folder
+
+
+def prune_code_cache(folder: str, keep: str) -> None:
+    """Remove the compiled templates of other versions (files of this cache's own naming only)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        found = CodeCache.NAME.match(name)
+        if found is not None and found.group(1) != keep:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))

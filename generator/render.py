@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import html as html_lib
 import re
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from markupsafe import Markup
 
 from generator import formatting, sandbox, theme
 from generator.escape import json_script, md_cell, md_escape, md_escape_text, page_link, safe_url, slugify, yaml_str
-from generator.jinja_env import PageEnvironment, ProseEnvironment
+from generator.jinja_env import CodeCache, PageEnvironment, ProseEnvironment, code_cache_folder, prune_code_cache
 from generator.kinds.common import Context
 from generator.records import Article, Catalog
 
@@ -178,11 +179,21 @@ class Page:
 class Renderer:
     """Holds the Jinja environments; renders pages from contexts."""
 
-    def __init__(self, templates: Path, catalog: Catalog):
+    def __init__(self, templates: Path, catalog: Catalog, code: str | None = None):
+        """`code`: costpress's code digest (state.code_digest), to keep the theme's compiled templates in the
+        user's cache folder between builds (jinja_env.CodeCache); None compiles them every time."""
         self.catalog = catalog
         loader = jinja2.FileSystemLoader([str(p) for p in theme.search_path(templates)])
+        folder = code_cache_folder() if code is not None else None
+        if folder is not None:
+            prune_code_cache(folder, code[:16])
+        self._prose_cache = (
+            {label: CodeCache(folder, f"{code[:16]}-{label}") for label in ("body", "plain")}
+            if folder is not None
+            else {}
+        )
 
-        def make_env(autoescape: bool, keep_trailing_newline: bool = True) -> jinja2.Environment:
+        def make_env(label: str, autoescape: bool, keep_trailing_newline: bool = True) -> jinja2.Environment:
             # Templates do not change during a build: no file check on every get_template.
             return PageEnvironment(
                 auto_reload=False,
@@ -192,10 +203,11 @@ class Renderer:
                 trim_blocks=True,
                 lstrip_blocks=True,
                 keep_trailing_newline=keep_trailing_newline,
+                bytecode_cache=CodeCache(folder, f"{code[:16]}-{label}") if folder is not None else None,
             )
 
-        self.html = make_env(autoescape=True)
-        self.md = make_env(autoescape=False)
+        self.html = make_env("html", autoescape=True)
+        self.md = make_env("md", autoescape=False)
         self.body = ProseEnvironment(
             undefined=jinja2.StrictUndefined, finalize=_md_finalize, autoescape=False, keep_trailing_newline=True
         )
@@ -213,7 +225,7 @@ class Renderer:
         self.md.filters["md"] = md_escape
         self.md.filters["md_cell"] = md_cell
         self.md.filters["yaml_str"] = yaml_str
-        self.xml = make_env(autoescape=True, keep_trailing_newline=False)
+        self.xml = make_env("xml", autoescape=True, keep_trailing_newline=False)
         self.markdown = _markdown()
         self._compiled: dict[tuple[int, str], jinja2.Template] = {}
         site = catalog.site
@@ -231,7 +243,7 @@ class Renderer:
             key = (id(env), source)
             template = self._compiled.get(key)
             if template is None:  # pages of one family share their prose: compile it once
-                template = self._compiled[key] = env.from_string(source)
+                template = self._compiled[key] = self._prose_template(env, source)
             with sandbox.time_budget():
                 return template.render(values)
         except jinja2.TemplateSyntaxError as exc:
@@ -246,6 +258,19 @@ class Renderer:
             lineno = _template_line(exc)
             at = f"{art.file}:{line + lineno - 1}" if lineno else art.file
             raise RenderProblem(f"{at}: {where}: {sandbox.describe(exc)}") from None
+
+    def _prose_template(self, env: SandboxedEnvironment, source: str) -> jinja2.Template:
+        """env.from_string(source), its compiled code kept in the user's cache folder between builds."""
+        cache = self._prose_cache.get("body" if env is self.body else "plain")
+        if cache is None:
+            return env.from_string(source)
+        digest = hashlib.sha1(source.encode("utf-8")).hexdigest()
+        bucket = jinja2.bccache.Bucket(env, digest, digest)
+        cache.load_bytecode(bucket)
+        if bucket.code is None:
+            bucket.code = env.compile(source)
+            cache.dump_bytecode(bucket)
+        return env.template_class.from_code(env, bucket.code, env.make_globals(None), None)
 
     def prose(self, art: Article, ctx: Context) -> Prose:
         """The article's body and FAQ rendered as Markdown text (RenderProblem for an author's mistake)."""

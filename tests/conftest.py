@@ -23,14 +23,18 @@ B = "fine-tune-70b-cost-by-setup"
 
 @pytest.fixture(autouse=True, scope="session")
 def _temporary_home(tmp_path_factory):
-    """Every test runs with HOME in a temporary folder: nothing a build or a tool writes lands in the real one."""
-    old = os.environ.get("HOME")
-    os.environ["HOME"] = str(tmp_path_factory.mktemp("home"))
+    """Every test runs with HOME in a temporary folder, and the cache folder under it (XDG_CACHE_HOME, where
+    compiled templates are kept): nothing a build or a tool writes lands in the real ones."""
+    old = {name: os.environ.get(name) for name in ("HOME", "XDG_CACHE_HOME")}
+    home = tmp_path_factory.mktemp("home")
+    os.environ["HOME"] = str(home)
+    os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
     yield
-    if old is None:
-        os.environ.pop("HOME", None)
-    else:
-        os.environ["HOME"] = old
+    for name, value in old.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def run_cli(*args: str):
