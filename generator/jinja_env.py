@@ -278,7 +278,8 @@ def code_cache_folder() -> str | None:
         st = os.lstat(folder)
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+    uid = getattr(os, "getuid", None)  # (not on Windows: no owner to check, no cache)
+    if uid is None or not stat.S_ISDIR(st.st_mode) or st.st_uid != uid() or st.st_mode & 0o022:
         return None
     return folder
 
