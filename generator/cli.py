@@ -21,6 +21,7 @@ __all__ = ["cli", "main"]
 
 def main() -> None:
     """Entry point: clean one-line errors for bad input, a traceback only for bugs."""
+    build.LEAVE_COLLECTOR_OFF = True  # this process ends when the command does (see _leave)
     try:
         cli.main(prog_name="costpress")
     except SystemExit as exc:

@@ -458,6 +458,24 @@ def test_a_site_of_families_loads_neither_numpy_nor_pandas(tmp_path):
     assert "loaded: []" in done.stdout, done.stdout
 
 
+def test_the_console_command_leaves_the_collector_off_as_its_process_ends(tmp_path):
+    """`costpress build` from the console ends its process after the build (cli._leave): the collector stays
+    off, so no full collection walks the build's objects on the way out."""
+    content = make_content(tmp_path)
+    probe = (
+        "import gc, os, sys\n"
+        "from generator import cli\n"
+        "def leave(code):\n"
+        "    print('collector', gc.isenabled(), 'status', code, flush=True)\n"
+        "    os._exit(0)\n"
+        "cli._leave = leave\n"
+        f"sys.argv = ['costpress', 'build', '--content', {str(content)!r}, '--out', {str(tmp_path / 'site')!r}]\n"
+        "cli.main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "collector False status 0" in done.stdout, done.stdout + done.stderr
+
+
 def test_build_pauses_the_cycle_collector_only_while_it_runs(tmp_path, monkeypatch):
     """The build command runs with gc paused (a full collection walks every loaded object) and restores it."""
     import gc

@@ -75,6 +75,24 @@ def collector_on(_: int) -> bool:
     return gc.isenabled()
 
 
+def collector_threshold(_: int) -> tuple[int, int, int]:
+    import gc
+
+    return gc.get_threshold()
+
+
+def test_workers_make_a_full_collection_ten_times_less_often():
+    """A worker's full collections found nothing to free; they are made after FULL_COLLECTION_EVERY middle
+    ones instead of Python's 10. Young collections are as Python sets them."""
+    import gc
+
+    from generator.workers import FULL_COLLECTION_EVERY
+
+    with Workers(2, each(collector_threshold)) as pool:
+        (threshold,) = pool.results(pool.submit([0], 1)[0])
+    assert threshold == (*gc.get_threshold()[:2], FULL_COLLECTION_EVERY) and FULL_COLLECTION_EVERY == 100
+
+
 def test_workers_collect_garbage_even_when_the_main_process_paused_its_collector():
     import gc
 
