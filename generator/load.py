@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from pathlib import Path
@@ -50,7 +51,9 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _load_doc(path: Path, problems: list[str]) -> Doc | None:
+def _load_doc(path: Path, problems: list[str], parsed=None) -> Doc | None:
+    """A YAML file of content/ as a Doc (None when missing, unreadable or empty), its problems added to
+    `problems`; with `parsed` (a parsecache.ParseCache), a text the last build parsed is not parsed again."""
     display = display_path(path)
     if not path.exists():
         problems.append(f"{display}: file is missing")
@@ -58,7 +61,7 @@ def _load_doc(path: Path, problems: list[str]) -> Doc | None:
     text = read_text(path, display, problems)
     if text is None:
         return None
-    doc = _PARSED[0].parse(text, display) if _PARSED else parse_yaml(text, display)
+    doc = parsed.parse(text, display) if parsed is not None else parse_yaml(text, display)
     problems.extend(doc.problems)
     doc.problems = problems  # later problems go straight to the shared list
     return None if doc.data is None else doc
@@ -85,26 +88,13 @@ def _index(doc: Doc, items: list, key: str, cls: type, listname: str) -> dict:
 FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.S)
 
 
-# The parse cache load_content was given, while it runs (its files are read through _load_doc)
-_PARSED: list = []
-
-
 def load_content(root: Path, parsed=None) -> Catalog:
     """Load and validate all of content/; raise ContentError listing every problem.
 
     With `parsed` (a parsecache.ParseCache), a YAML file whose text the last
     build parsed is not parsed again.
     """
-    if parsed is not None:
-        _PARSED.append(parsed)
-        try:
-            return _load_content(root)
-        finally:
-            _PARSED.clear()
-    return _load_content(root)
-
-
-def _load_content(root: Path) -> Catalog:
+    load_doc = functools.partial(_load_doc, parsed=parsed)
     problems: list[str] = []
     if not root.is_dir():
         raise ContentError([f"{display_path(root)}: content folder not found"])
@@ -112,21 +102,21 @@ def _load_content(root: Path) -> Catalog:
     if odd:  # before reading anything: a pipe would block the build
         raise ContentError([display_path(Path(line.split(": ", 1)[0])) + ": " + line.split(": ", 1)[1] for line in odd])
 
-    site_doc = _load_doc(root / "site.yaml", problems)
+    site_doc = load_doc(root / "site.yaml", problems)
     site = _records(site_doc, SITE)
-    hw_doc = _load_doc(root / "hardware.yaml", problems)
+    hw_doc = load_doc(root / "hardware.yaml", problems)
     hw = _records(hw_doc, HARDWARE)
-    models_doc = _load_doc(root / "models.yaml", problems)
+    models_doc = load_doc(root / "models.yaml", problems)
     models_raw = _records(models_doc, MODELS)
-    methods_doc = _load_doc(root / "methods.yaml", problems)
+    methods_doc = load_doc(root / "methods.yaml", problems)
     methods_raw = _records(methods_doc, METHODS)
-    bench_doc = _load_doc(root / "benchmarks.yaml", problems)
+    bench_doc = load_doc(root / "benchmarks.yaml", problems)
     bench_raw = _records(bench_doc, BENCHMARKS)
     # More records, one file each (costpress calibrate writes here).
     extra_docs = []
     suite_docs = []
     for path in sorted((root / "benchmarks").glob("*.yaml")) if (root / "benchmarks").is_dir() else []:
-        doc = _load_doc(path, problems)
+        doc = load_doc(path, problems)
         raw = _records(doc, BENCHMARK_FILE)
         if doc is not None and raw:
             if raw["benchmarks"]:
@@ -174,9 +164,9 @@ def _load_content(root: Path) -> Catalog:
                     doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
 
     suites = _suites(suite_docs, models, methods, gpus, loaded)
-    measured = measurements.load(root / "measurements", models if models_raw else {}, problems, _load_doc)
+    measured = measurements.load(root / "measurements", models if models_raw else {}, problems, load_doc)
 
-    snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems)
+    snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems, load_doc)
     guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})
     problems.extend(check_prices(snapshots, guard))
     articles = _load_articles(root / "articles", problems)
@@ -358,7 +348,7 @@ def _unknown(what: str, value: str, table: dict) -> str:
 DATE_FILE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.yaml\Z")
 
 
-def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[str]) -> dict:
+def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[str], load_doc=_load_doc) -> dict:
     out: dict[str, list[Snapshot]] = {}
     if not folder.is_dir():
         problems.append(f"{display_path(folder)}: price folder not found")
@@ -371,7 +361,7 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
             if not DATE_FILE_RE.match(path.name):
                 problems.append(f"{display}: expected a file named YYYY-MM-DD.yaml")
                 continue
-            doc = _load_doc(path, problems)
+            doc = load_doc(path, problems)
             data = _records(doc, SNAPSHOT)
             if not data:
                 continue

@@ -82,7 +82,7 @@ class ParseCache:
 
     def save(self) -> None:
         """Write the files this build parsed in place of the cache (best effort, in one step)."""
-        if self.path is None:
+        if self.path is None or self.new == self.old:  # the same files as the cache holds: it stands
             return
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
