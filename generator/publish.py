@@ -92,19 +92,17 @@ class Publisher:
         # (the marker's bytes are as the last build wrote them, so every path it lists was checked then)
         found = state.untouched_output(out, guard.MARKER)
         listed = guard.listed_in(found.marker) if found is not None else None
-        folders = found.folders if found is not None else None
-        if listed is not None:
-            listed = [rel for rel in listed if rel]
         self.trusted = listed is not None
         # the page cache's sha256 as that build recorded it (pagecache.load), when the folder is trusted
-        self.page_cache_digest = found.page_cache if listed is not None else None
+        self.page_cache_digest: str | None = None
         # folder -> [inode, mtime, files] as recorded, while true of the folder (see folder_stats)
-        self._recorded: dict[str, list] = folders if listed is not None else {}
+        self._recorded: dict[str, list] = {}
         # The published files by relative path (Publisher reads only the keys: a file's path is _published(rel);
         # at 100,000 pages the marker's 600,000 paths as values were 60 MB more)
         self.have: dict[str, str | None]
         if listed is not None:
-            self.have = dict.fromkeys((guard.MARKER, *listed))
+            self.page_cache_digest, self._recorded = found.page_cache, dict(found.folders)  # (popped from below)
+            self.have = dict.fromkeys((guard.MARKER, *(rel for rel in listed if rel)))
         else:
             self.have, links = write.scan(out)
             guard.check_owned(shown, self.have, links)

@@ -354,27 +354,21 @@ def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int],
     (Sending the pages to render in batches as they were found, to render while this process
     fingerprints, was no faster: on two cores the listing's worker and this process keep both busy.)
     """
-    if pool is None or not JOB.get("untouched"):
-        results = page_results(tasks, pool, progress)
+    sent, rest = tasks, tasks
+    early: dict[int, tuple] = {}  # article index -> (task, Kept), in article order
+    if pool is not None and JOB.get("untouched"):
         for task in tasks:
-            yield task, next(results)
-        if next(results, None) is not None:
-            raise BuildError("a worker returned more pages than it was given")
-        return
-    early = {i: kept for i, entry in tasks if entry is not None and (kept := kept_page(i, entry)) is not None}
-    if progress and early:
-        progress(len(early))
-    # the others go without their entry: a worker renders them rather than checking them again
-    rest = [task for task in tasks if task[0] not in early]
-    results = page_results([(i, None) for i, _ in rest], pool, progress)
-    taken = 0
-    for task in tasks:
-        kept = early.get(task[0])
-        if kept is not None:
-            yield task, (kept, [])
-            taken += 1
-            if taken % POLL_EVERY == 0:
-                pool.poll()
+            if task[1] is not None and (kept := kept_page(*task)) is not None:
+                early[task[0]] = (task, kept)
+        if progress and early:
+            progress(len(early))
+        rest = [task for task in tasks if task[0] not in early]
+        sent = [(i, None) for i, _ in rest]  # without their entry: a worker renders them, not checking again
+    results = page_results(sent, pool, progress)
+    for taken, (task, kept) in enumerate(early.values(), 1):
+        yield task, (kept, [])
+        if taken % POLL_EVERY == 0:
+            pool.poll()
     for task in rest:
         yield task, next(results)
     if next(results, None) is not None:
