@@ -294,6 +294,7 @@ def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
                 body=fam.body,
                 body_line=fam.body_line,
                 params_checked=True,  # the family's front matter was validated, the rest is computed
+                family_params=p,
             )
         )
     listing = fam.data["listing"]

@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 
 from generator.escape import json_encoder
-from generator.records import Article, Catalog
+from generator.records import FAMILY_PAGE_PARAMS, Article, Catalog
 
 VERSION = 1
 
@@ -50,6 +50,7 @@ class Fingerprints:
         self._reprs: dict[int, tuple[object, str]] = {}
         self._pairs: dict[tuple[str, int], tuple[object, str]] = {}
         self._orders: dict[tuple[str, ...], list[str]] = {}
+        self._families: dict[tuple, tuple] = {}  # a family's pages by model and method: their shared digest
 
     def _provider(self, offer_key: str, as_of) -> str:
         """What a page reads of its provider's prices.
@@ -79,6 +80,9 @@ class Fingerprints:
         if art.kind != "setup" or not isinstance(art.params, dict):
             return None
         p = art.params
+        family = art.family_params
+        if family is not None and len(p) == len(family) + len(FAMILY_PAGE_PARAMS) and len(p["neighbours"]) == 3:
+            return self._family_page(art, family)
         # A family's pages share their text and, by model and method, their records: digest those once.
         key = (art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, p.get("model"), p.get("method"))
         shared = self._shared.get(key)
@@ -97,6 +101,38 @@ class Fingerprints:
             self._params(p),
             self._provider(str(p.get("offer", "")), art.prices_as_of),
         )
+
+    def _family_page(self, art: Article, family: dict) -> str:
+        """The fingerprint of a family page (families.expand made it): what its family's pages share (their
+        text, the family's parameters, the model's and method's records) is digested once per model and
+        method, and only the page's own fields each time. Digesting every parameter of every page was most
+        of a price change's fingerprinting."""
+        p = art.params
+        model, method = p["model"], p["method"]
+        key = (id(family), art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, art.date, art.tags)
+        key += (art.prices_as_of, model, method)
+        held = self._families.get(key)
+        if held is None:
+            cat = self.catalog
+            shared = _digest(
+                self.base,
+                repr((art.file, art.body, art.body_line, art.faq, art.sources, art.attribution)),
+                repr((art.date, art.tags, art.prices_as_of, sorted(family.items()))),
+                repr(cat.models.get(model)),
+                repr(cat.methods.get(method)),
+                repr(cat.memory.get((model, method))),
+            )
+            # the objects whose ids make the key are held with it, so no other object can take their ids
+            held = self._families[key] = (shared, family, art.body, art.faq, art.sources)
+        elif held[1] is not family:
+            raise AssertionError("a family's page fingerprint key outlived its objects")
+        n = p["neighbours"]
+        own = repr((art.title, art.slug, art.description, p["offer"]))
+        text = (
+            f"{held[0]}\0{own}\0{p['listing_slug']!r}\0{n['others']!r}\0{n['cheaper']!r}\0"
+            f"{self._shared_repr(n['shown'])}\0{self._provider(str(p['offer']), art.prices_as_of)}"
+        )
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _params(self, params: dict) -> str:
         """The page's parameters as text; what pages share is turned into text once.

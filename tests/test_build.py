@@ -316,8 +316,13 @@ def rendered_count(output: str) -> int:
         ("families/70b-setups.md", "## ", "## Note\n\nA new paragraph.\n\n## "),
         ("methods.yaml", "gb: 152", "gb: 160"),
         ("prices/nodus/2026-11-20.yaml", "usd_per_hour: 44.00", "usd_per_hour: 42.00"),
+        # what a family's pages share, digested once per model and method (pagecache.Fingerprints)
+        ("families/70b-setups.md", "  title: \"{model_name} with", "  title: \"{model_name} fine-tuned with"),
+        ("families/70b-setups.md", "token_budgets: [1M, 10M, 100M, 1B]", "token_budgets: [1M, 10M, 1B]"),
+        ("families/70b-setups.md", "tags: [fine-tuning, llama, gpu-cost]", "tags: [fine-tuning, gpu-cost]"),
+        ("families/70b-setups.md", "date: 2026-11-29", "date: 2026-11-30"),
     ],
-    ids=["price", "hardware", "family-prose", "memory", "second-snapshot"],
+    ids=["price", "hardware", "family-prose", "memory", "second-snapshot", "title", "params", "tags", "date"],
 )
 def test_incremental_build_equals_a_full_build(tmp_path, edit):
     """Whatever changed, the pages kept from the last build plus those rendered again are a full build."""
