@@ -176,10 +176,6 @@ def render_site(
             tasks.in_order(pages_to_take, pool, tick), articles, files, spool, problems, verified
         )
         del pages_to_take  # the loaded page cache (about 100 MB at 100,000 pages): not needed past this point
-        if pool:
-            listed = [pool.results(number)[0][0] for number in pending]
-        else:
-            listed = [tasks.other_task(-1 - k)[0] for k in range(len(listings))]
         order = [i for i in range(len(articles)) if i in rendered or i in cached]
         pages = [rendered.get(i) or cached[i] for i in order]
         if problems:
@@ -192,8 +188,14 @@ def render_site(
         if pool:
             pool.stop()  # the idle worker exits now, the other after the site files, while this process goes on
 
-        listing_chunks = _record_listings(listings, listed, files)
-        del listed  # a large listing's files are written: do not hold them to the end
+        def listing_chunks() -> dict[str, tuple]:
+            """Each listing's figures entry, once its worker is done (the parts without one are written first)."""
+            if pool:
+                listed = [pool.results(number)[0][0] for number in pending]
+            else:
+                listed = [tasks.other_task(-1 - k)[0] for k in range(len(listings))]
+            return _record_listings(listings, listed, files)
+
         assets = ASSET_FILES + (("sort.js",) if listings else ()) + (("search.js",) if catalog.site.search else ())
         assets += ("plotly.min.js",) if any(page.has_charts for page in pages) else ()
         for name in assets:  # the site's own file (templates/assets/) over the theme's
@@ -273,47 +275,70 @@ def _take_pages(
 
 
 def _figures_parts(
-    listings, pages: list[tasks.PageInfo], kept_slugs: set[str], listing_chunks: dict, files, cache, saved_parts: dict
+    listings,
+    pages: list[tasks.PageInfo],
+    kept_slugs: set[str],
+    listing_chunks: Callable[[], dict],
+    files,
+    cache,
+    saved_parts: dict,
 ) -> tuple[list[str], dict[str, list]]:
     """Write each page family's figures parts (figures/<listing>-<n>.json): its pages' entries and its
     listing's, FIGURES_PART_PAGES to a part in slug order, so the site's figures.json stays small at any
     size (a 100,000-row listing's entry alone is 45 MB). Returns the parts' names and, for the page cache,
     each part's key and size.
 
+    The parts that hold no listing's entry come first, while the listings' workers may still be at work;
+    `listing_chunks()` then waits for them and gives each listing's entry and its digest (_record_listings).
     With a Publisher (`files`), a part whose entries are all as they were stands as published; a part
     that changed takes its kept pages' entries from the published part, or else from their own files.
     """
-    sink = files if isinstance(files, Publisher) else None
-    parts, part_keys = [], {}
+    planned = []  # (part, its entries as (slug, figures, fingerprint)), in order
     for listing in sorted(listings, key=lambda x: x.slug):
         family = listing.family.file
         mine = [(p.article.slug, p.figures, p.fingerprint) for p in pages if p.article.file == family]
-        chunk, digest = listing_chunks[listing.slug]
-        mine = sorted([*mine, (listing.slug, chunk, digest)])
+        mine = sorted([*mine, (listing.slug, _LISTING, None)])  # slugs are unique: sorted by slug
         for n, start in enumerate(range(0, len(mine), FIGURES_PART_PAGES), 1):
-            rel = f"figures/{listing.slug}-{n}.json"
-            parts.append(rel)
-            held = mine[start : start + FIGURES_PART_PAGES]
-            key = None
-            if sink is not None and all(what is not None for _, _, what in held):
-                key = pagecache.part_key([(slug, what) for slug, _, what in held])
-                if pagecache.part_kept(cache, rel, key, saved_parts) and rel in sink.have:
-                    files.keep(rel)  # every entry is as it was: the published part stands
-                    part_keys[rel] = saved_parts[rel]
-                    continue
-            published: dict[str, memoryview] | None = None  # kept pages' entries, from the part as published
-            part = []
-            for slug, data, _ in held:
-                if data is None and slug in kept_slugs:
-                    if published is None:
-                        published = pagecache.part_entries(cache, rel, saved_parts)
-                    data = published.get(slug)
-                part.append(data if data is not None else _figures_from(sink, slug))
-            pieces = figures_pieces(part)
-            files.add(rel, pieces if sink is not None else b"".join(pieces))
-            if key is not None:
-                part_keys[rel] = [key, sum(map(len, pieces))]
-    return parts, part_keys
+            planned.append((f"figures/{listing.slug}-{n}.json", mine[start : start + FIGURES_PART_PAGES]))
+    part_keys: dict[str, list] = {}
+    later = []
+    for rel, held in planned:
+        if any(data is _LISTING for _, data, _ in held):
+            later.append((rel, held))
+        else:
+            _figures_part(rel, held, kept_slugs, files, cache, saved_parts, part_keys)
+    chunks = listing_chunks() if listings else {}
+    for rel, held in later:
+        held = [(slug, *chunks[slug]) if data is _LISTING else (slug, data, what) for slug, data, what in held]
+        _figures_part(rel, held, kept_slugs, files, cache, saved_parts, part_keys)
+    return [rel for rel, _ in planned], part_keys
+
+
+_LISTING = object()  # where a listing's entry goes in its family's parts, before its worker is done
+
+
+def _figures_part(rel: str, held: list, kept_slugs: set[str], files, cache, saved_parts: dict, part_keys: dict) -> None:
+    """Write (or keep) one figures part of `held` entries, and note its key and size in `part_keys`."""
+    sink = files if isinstance(files, Publisher) else None
+    key = None
+    if sink is not None and all(what is not None for _, _, what in held):
+        key = pagecache.part_key([(slug, what) for slug, _, what in held])
+        if pagecache.part_kept(cache, rel, key, saved_parts) and rel in sink.have:
+            files.keep(rel)  # every entry is as it was: the published part stands
+            part_keys[rel] = saved_parts[rel]
+            return
+    published: dict[str, memoryview] | None = None  # kept pages' entries, from the part as published
+    part = []
+    for slug, data, _ in held:
+        if data is None and slug in kept_slugs:
+            if published is None:
+                published = pagecache.part_entries(cache, rel, saved_parts)
+            data = published.get(slug)
+        part.append(data if data is not None else _figures_from(sink, slug))
+    pieces = figures_pieces(part)
+    files.add(rel, pieces if sink is not None else b"".join(pieces))
+    if key is not None:
+        part_keys[rel] = [key, sum(map(len, pieces))]
 
 
 def _record_listings(listings, listed: list[tasks.ListingOut], files: Files | Publisher) -> dict[str, tuple]:
