@@ -13,6 +13,7 @@ import bisect
 import collections
 import datetime as dt
 import itertools
+import operator
 import re
 import sys
 from dataclasses import dataclass
@@ -180,7 +181,7 @@ def family_grid(cat: Catalog, fam: Family) -> list[Row]:
                     else:
                         row["slug"] = None
                     rows.append(Row.of_grid(row))
-    return engine.rank_rows(rows, "usd_per_million") if rows else []
+    return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter) if rows else []
 
 
 class Row:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import operator
+import types
+
 import pandas as pd
 import pytest
 
@@ -85,6 +88,11 @@ def test_rank_rows_sorts_like_rank_on_a_frame():
     rows = [{"key": k, "v": v} for k, v in [("b", 2.0), ("a", 2.0), ("c", float("nan")), ("d", 1.0)]]
     assert [r["key"] for r in engine.rank_rows(rows, "v")] == ["d", "a", "b", "c"]
     assert [r["key"] for r in engine.rank_rows(rows, "v")] == engine.rank(pd.DataFrame(rows), "v")["key"].tolist()
+    # rows read by attribute (a family's grid) rank the same, with and without a NaN among them
+    as_attributes = [types.SimpleNamespace(**r) for r in rows]
+    assert [r.key for r in engine.rank_rows(as_attributes, "v", read=operator.attrgetter)] == ["d", "a", "b", "c"]
+    finite = [r for r in as_attributes if r.key != "c"]
+    assert [r.key for r in engine.rank_rows(finite, "v", read=operator.attrgetter)] == ["d", "a", "b"]
 
 
 @pytest.mark.parametrize("memory, count, state", [(80, 2, 152), (80.0, 2, 160), (141, 1, 141.0), (80, 1, 80.5)])

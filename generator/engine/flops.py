@@ -203,8 +203,13 @@ def rank(frame: pd.DataFrame, column: str, key: str = "key") -> pd.DataFrame:
     return frame.sort_values([column, key], kind="mergesort").reset_index(drop=True)
 
 
-def rank_rows(rows: list[dict], column: str, key: str = "key") -> list[dict]:
-    """`rank` for a list of row dicts: by a column (NaN last, as pandas sorts), ties broken by the key."""
-    if any(math.isnan(r[column]) for r in rows):
-        return sorted(rows, key=lambda r: (math.isnan(r[column]), r[column], r[key]))
-    return sorted(rows, key=operator.itemgetter(column, key))
+def rank_rows(rows: list, column: str, key: str = "key", read=operator.itemgetter) -> list:
+    """`rank` for a list of rows: by a column (NaN last, as pandas sorts), ties broken by the key.
+
+    `read` makes a getter of the two values: itemgetter for row dicts, attrgetter for rows whose values are
+    attributes (families.Row, for which a subscript costs a Python-level call).
+    """
+    get = read(column, key)
+    if any(math.isnan(get(r)[0]) for r in rows):
+        return sorted(rows, key=lambda r: (math.isnan(get(r)[0]), *get(r)))
+    return sorted(rows, key=get)
