@@ -21,6 +21,7 @@ from generator.parsecache import ParseCache
 from generator.publish import Publisher
 from generator.records import Article, Catalog
 from generator.render import Renderer
+from generator.rowcache import RowCache
 from generator.workers import Workers
 from generator.write import Files
 
@@ -41,6 +42,7 @@ class Result:
     parts: dict | None = None  # figures part -> [key, size], for the page cache (pagecache.part_key)
     written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
     parsed: ParseCache | None = None  # the YAML files this build parsed, to save once the site is published
+    rows: RowCache | None = None  # the families' rows, to save once the site is published
 
 
 # Below this many pages a process pool costs more than it saves.
@@ -63,10 +65,11 @@ LISTING_ROWS_PER_PAGE = 40
 
 
 def _articles(
-    content: Path, drafts: bool, base_url: str | None, parsed: ParseCache | None = None
+    content: Path, drafts: bool, base_url: str | None, parsed: ParseCache | None = None, rows: RowCache | None = None
 ) -> tuple[Catalog, list[Article], list, list[str]]:
     """The content loaded, and every article to build: the written ones (drafts only when asked for), then
-    each page family's pages; the families' listings; the problems found so far (a list pages add to)."""
+    each page family's pages; the families' listings; the problems found so far (a list pages add to).
+    `rows`: the families' rows kept from the last build (rowcache)."""
     catalog = load_content(content, parsed)
     if base_url is not None:  # --base-url: this build only (a preview on another host)
         catalog.site = dataclasses.replace(catalog.site, base_url=base_url)
@@ -77,7 +80,7 @@ def _articles(
     problems: list[str] = []
     family_articles, listings = [], []
     for fam in load_families(catalog.root, problems):
-        arts, listing = expand(catalog, fam)
+        arts, listing = expand(catalog, fam, rows.family(catalog, fam) if rows is not None else None)
         family_articles += arts
         if listing is not None:
             listings.append(listing)
@@ -88,6 +91,8 @@ def _articles(
         if slug in owners:
             problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
         owners[slug] = owner
+    if rows is not None:
+        rows.release()
     articles = [*catalog.articles, *family_articles]
     for art in articles:
         art.params_doc.problems = problems
@@ -119,8 +124,9 @@ def render_site(
     if odd:
         raise ContentError(odd)
     parsed = ParseCache(cache) if cache is not None else None  # files parsed by the last build into `cache`
-    catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed)
     code = state.code_digest(templates)  # costpress's code and templates: what every page and template shares
+    rows = RowCache(cache, code, read=reuse) if cache is not None else None  # the last build's family rows
+    catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows)
     renderer = Renderer(templates, catalog, code)
     family_files = {x.family.file for x in listings}
     tasks.JOB.update(
@@ -220,7 +226,7 @@ def render_site(
         else:
             marker = guard.manifest_pieces(files.paths())
             files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
-    return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written, parsed)
+    return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written, parsed, rows)
 
 
 def _take_pages(

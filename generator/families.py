@@ -18,6 +18,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator import engine
 from generator.kinds.setup import NEIGHBOURS_SHOWN
@@ -25,6 +26,9 @@ from generator.load import read_front_matter
 from generator.records import Article, Catalog
 from generator.scenarios import setup_row
 from generator.schema import Doc, F, list_of, opt, record, validate
+
+if TYPE_CHECKING:
+    from generator.rowcache import FamilyRows
 
 FAMILY = record(
     {
@@ -137,18 +141,20 @@ def _slug(text: str) -> str:
     return SLUG_GAPS.sub("-", text.lower()).strip("-")
 
 
-def family_grid(cat: Catalog, fam: Family) -> list[Row]:
+def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> list[Row]:
     """Every model × method × offer of the family, with fit and reference-run cost, in one pass, ranked.
 
     The costs are the engine's flop_costs (what engine.flop_grid computes for a
     frame) on each row's plain floats, so a site of families loads neither
-    pandas nor numpy.
+    pandas nor numpy. With `kept` (rowcache), a provider whose offers and
+    whose family inputs are as the last build had them takes that build's
+    rows; the rows computed are handed to it for the next build.
     """
     axes, p = fam.data["axes"], fam.data["params"]
     tokens, util, startup = float(p["reference_tokens"]), float(p["utilization"]), p["startup_hours"]
     page = fam.data["page"]
     pattern, title, description = page["slug"], page["title"], page["description"]
-    rows, memo = [], {}
+    rows, memo, dates = [], {}, _Dates()
     attention = p.get("attention_sequence_length")
     for i, model_id in enumerate(axes["models"]):
         if model_id not in cat.models:
@@ -165,6 +171,12 @@ def family_grid(cat: Catalog, fam: Family) -> list[Row]:
                 if snap is None:
                     fam.doc.problem(("axes", "providers", k), f"no price snapshot for provider {provider!r}")
                     continue
+                if kept is not None:
+                    found = kept.kept_rows(provider, snap)
+                    if found is not None:  # the provider's rows as the last build computed them
+                        rows += [_row_of_values(Row, values, dates) for values in found[(model_id, method_id)]]
+                        continue
+                start = len(rows)
                 for offer in snap.offers:
                     row = setup_row(cat, model, method, offer, attention, memo)
                     row["key"] = f"{model_id}/{row['key']}"
@@ -181,6 +193,10 @@ def family_grid(cat: Catalog, fam: Family) -> list[Row]:
                     else:
                         row["slug"] = None
                     rows.append(Row.of_grid(row))
+                if kept is not None:
+                    kept.computed(provider, model_id, method_id, [_values_of(r) for r in rows[start:]])
+    if kept is not None:
+        kept.done()
     return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter) if rows else []
 
 
@@ -253,10 +269,41 @@ def _make_row_of_grid():
 
 _row_of_grid = _make_row_of_grid()
 
+# A row's values in the row cache (rowcache), in this order: every slot but the listing's display text, the
+# date checked as its ordinal, and None for the title and description of a row that does not fit.
+ROW_VALUES = tuple(name for name in Row.__slots__ if name not in ("label", "need"))
 
-def expand(cat: Catalog, fam: Family) -> tuple[list[Article], Listing | None]:
-    """The family's articles (kind 'setup'), and its listing page."""
-    records = family_grid(cat, fam)
+
+def _make_row_values():
+    """_values_of and _row_of_values: a row as a tuple of ROW_VALUES and back, one expression per slot."""
+    plain = [(i, name) for i, name in enumerate(ROW_VALUES) if name not in ("checked", "title", "description")]
+    at = {name: i for i, name in enumerate(ROW_VALUES)}
+    made = [f"r.{name}" for name in ROW_VALUES]
+    made[at["checked"]] = "r.checked.toordinal()"
+    made[at["title"]], made[at["description"]] = "get(r, 'title', None)", "get(r, 'description', None)"
+    lines = ["def values_of(r):", f"    return ({', '.join(made)},)", "", "def row_of_values(cls, v, dates):"]
+    lines += ["    r = new(cls)", *(f"    r.{name} = v[{i}]" for i, name in plain)]
+    lines += [f"    r.checked = dates[v[{at['checked']}]]", f"    if v[{at['title']}] is not None:"]
+    lines += [f"        r.title, r.description = v[{at['title']}], v[{at['description']}]", "    return r"]
+    namespace = {"new": object.__new__, "get": getattr}
+    exec("\n".join(lines), namespace)  # noqa: S102 (code made from the slot names above, nothing else)
+    return namespace["values_of"], namespace["row_of_values"]
+
+
+_values_of, _row_of_values = _make_row_values()
+
+
+class _Dates(dict):
+    """Dates by ordinal, each made once: a provider's kept rows share the date its prices were checked."""
+
+    def __missing__(self, ordinal: int) -> dt.date:
+        day = self[ordinal] = dt.date.fromordinal(ordinal)
+        return day
+
+
+def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[list[Article], Listing | None]:
+    """The family's articles (kind 'setup'), and its listing page; `kept`: see family_grid."""
+    records = family_grid(cat, fam, kept)
     if not records:
         return [], None
     p = fam.data["params"]

@@ -253,6 +253,8 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
             result.cache.commit(result.parts)
         if result.parsed is not None:
             result.parsed.save()
+        if result.rows is not None:
+            result.rows.save()
         if digest is not None:
             page_cache = result.cache.digest if result.cache is not None else None
             state.record(dest, digest, result.warnings, sink.folder_stats(), guard.MARKER, page_cache)
