@@ -92,7 +92,7 @@ def _articles(
             problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
         owners[slug] = owner
     if rows is not None:
-        rows.release()
+        rows.finish()  # the next row cache is whole: the old rows go before the workers fork
     articles = [*catalog.articles, *family_articles]
     for art in articles:
         art.params_doc.problems = problems
@@ -126,6 +126,32 @@ def render_site(
     parsed = ParseCache(cache) if cache is not None else None  # files parsed by the last build into `cache`
     code = state.code_digest(templates)  # costpress's code and templates: what every page and template shares
     rows = RowCache(cache, code, read=reuse) if cache is not None else None  # the last build's family rows
+    try:
+        return _render_site(
+            content, templates, jobs, progress, pool_min, cache, reuse, sink, drafts, base_url, parsed, code, rows
+        )
+    except BaseException:
+        if rows is not None:  # the next row cache, written while the families expanded: nothing to keep
+            rows.discard()
+        raise
+
+
+def _render_site(
+    content: Path,
+    templates: Path,
+    jobs: int,
+    progress: Callable[[int, int], Callable] | None,
+    pool_min: int,
+    cache: Path | None,
+    reuse: bool,
+    sink: Publisher | None,
+    drafts: bool,
+    base_url: str | None,
+    parsed: ParseCache | None,
+    code: str,
+    rows: RowCache | None,
+) -> Result:
+    """render_site's work once its caches are open."""
     catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows)
     renderer = Renderer(templates, catalog, code)
     family_files = {x.family.file for x in listings}

@@ -154,7 +154,7 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
     tokens, util, startup = float(p["reference_tokens"]), float(p["utilization"]), p["startup_hours"]
     page = fam.data["page"]
     pattern, title, description = page["slug"], page["title"], page["description"]
-    rows, memo, dates = [], {}, _Dates()
+    rows, memo, dates = [], {}, Dates()
     attention = p.get("attention_sequence_length")
     for i, model_id in enumerate(axes["models"]):
         if model_id not in cat.models:
@@ -174,7 +174,7 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
                 if kept is not None:
                     found = kept.kept_rows(provider, snap)
                     if found is not None:  # the provider's rows as the last build computed them
-                        rows += [_row_of_values(Row, values, dates) for values in found[(model_id, method_id)]]
+                        rows += [row_from_values(Row, values, dates) for values in found[(model_id, method_id)]]
                         continue
                 start = len(rows)
                 for offer in snap.offers:
@@ -194,7 +194,7 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
                         row["slug"] = None
                     rows.append(Row.of_grid(row))
                 if kept is not None:
-                    kept.computed(provider, model_id, method_id, [_values_of(r) for r in rows[start:]])
+                    kept.computed(provider, model_id, method_id, rows[start:])
     if kept is not None:
         kept.done()
     return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter) if rows else []
@@ -275,7 +275,7 @@ ROW_VALUES = tuple(name for name in Row.__slots__ if name not in ("label", "need
 
 
 def _make_row_values():
-    """_values_of and _row_of_values: a row as a tuple of ROW_VALUES and back, one expression per slot."""
+    """row_values and row_from_values: a row as a tuple of ROW_VALUES and back, one expression per slot."""
     plain = [(i, name) for i, name in enumerate(ROW_VALUES) if name not in ("checked", "title", "description")]
     at = {name: i for i, name in enumerate(ROW_VALUES)}
     made = [f"r.{name}" for name in ROW_VALUES]
@@ -290,10 +290,10 @@ def _make_row_values():
     return namespace["values_of"], namespace["row_of_values"]
 
 
-_values_of, _row_of_values = _make_row_values()
+row_values, row_from_values = _make_row_values()
 
 
-class _Dates(dict):
+class Dates(dict):
     """Dates by ordinal, each made once: a provider's kept rows share the date its prices were checked."""
 
     def __missing__(self, ordinal: int) -> dt.date:

@@ -11,10 +11,11 @@ computed and what they were computed from:
 - the provider's key: every field of every offer in the provider's newest snapshot, in order.
 
 A provider's rows are taken only when both keys are the same; any other provider's rows are computed as
-before. The file is marshal data (Python's own format for values: reading it runs no code) behind a header
-that names the Python version and the sha256 of what follows; a file with another header or digest, or
-rows of another shape, is not used. Like the other caches it is best effort, and written once the site is
-published.
+before. The file is marshal data (Python's own format for values: reading it runs no code), one record
+per family and provider, behind a header that names the Python version and the sha256 of the records; a
+file with another header or digest, or rows of another shape, is not used. The next file is written
+beside it as the families are expanded, one provider at a time, and takes its place once the site is
+published: its rows are not held to the end of the build, nor copied into the worker processes.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import io
 import marshal
 import operator
 import os
 import sys
 from pathlib import Path
 
-from generator.families import ROW_VALUES
+from generator.families import ROW_VALUES, row_values
 from generator.records import Catalog, Offer
 
-VERSION = 1
+VERSION = 2
 HEAD = f"costpress row cache {VERSION} python {sys.version_info[0]}.{sys.version_info[1]} marshal {marshal.version}"
 
 
@@ -51,23 +53,24 @@ def _digest(*parts: str) -> str:
 
 
 class RowCache:
-    """The rows of the last build (read at start) and what this build took or computed (written by `save`)."""
+    """The rows of the last build (read at start) and the next cache file, written as families expand."""
 
     def __init__(self, out: Path | None, code: str, read: bool = True) -> None:
         self.path = cache_path(out) if out is not None else None
+        self.tmp = self.path.with_name(self.path.name + ".tmp") if self.path is not None else None
         self.code = code
-        self.old: dict[str, tuple[str, dict[str, tuple[str, bytes]]]] = {}  # family -> (key, provider -> rows)
-        # what this build's families hold: family -> (key, provider -> (its key, rows as marshal data or None:
-        # the old file's, as they were))
-        self.new: dict[str, tuple[str, dict[str, tuple[str, bytes | None]]]] = {}
-        self.taken = 0  # providers whose rows came from the cache (for tests and the benchmark)
-        self.computed = 0  # providers whose rows were computed
+        # family file -> (its key, provider -> (its key, its rows as marshal data))
+        self.old: dict[str, tuple[str, dict[str, tuple[str, bytes]]]] = {}
         if self.path is not None and read:
             self.old = _read(self.path) or {}
-        self._had = set(self.old)  # the families the file held
+        self.taken = 0  # providers whose rows came from the cache (for tests and the benchmark)
+        self.computed = 0  # providers whose rows were computed
+        self._fh = None
+        self._hash = hashlib.sha256()
+        self._ready = False  # the next file is whole (finish)
 
     def family(self, cat: Catalog, fam) -> FamilyRows:
-        """The rows kept for one family, if its key is the same."""
+        """The rows kept for one family, when its key is the same, and where its rows go for the next build."""
         axes = fam.data["axes"]
         key = _digest(
             self.code,
@@ -78,59 +81,77 @@ class RowCache:
             repr(sorted(cat.gpus.items())),
         )
         old = self.old.get(fam.file)
-        providers: dict[str, tuple[str, bytes | None]] = {}
-        self.new[fam.file] = (key, providers)
         # the (model, method) pairs a provider's kept rows must all have
         pairs = [(m, x) for m in axes["models"] if m in cat.models for x in axes["methods"] if x in cat.methods]
-        return FamilyRows(self, old[1] if old is not None and old[0] == key else {}, providers, pairs)
+        return FamilyRows(self, fam.file, key, old[1] if old is not None and old[0] == key else {}, pairs)
+
+    def write(self, family: str, family_key: str, provider: str, provider_key: str, rows: bytes) -> None:
+        """One provider's rows into the next file (best effort: a file that cannot be written is dropped)."""
+        if self.tmp is None:
+            return
+        try:
+            if self._fh is None:
+                self._fh = open(self.tmp, "wb")  # noqa: SIM115 (open until finish or discard)
+                self._fh.write(_header("0" * 64))  # the digest goes in once every record is written
+            data = marshal.dumps((family, family_key, provider, provider_key, rows))
+            self._hash.update(data)
+            self._fh.write(data)
+        except OSError:
+            self.discard()
+            self.tmp = None
+
+    def finish(self) -> None:
+        """Every family is expanded: complete the next file and let the old rows go (before the fork)."""
+        self.old = {}
+        if self._fh is None:
+            return
+        try:
+            self._fh.seek(0)
+            self._fh.write(_header(self._hash.hexdigest()))
+            self._fh.close()
+            self._fh = None
+            self._ready = True
+        except OSError:
+            self.discard()
 
     def save(self) -> None:
-        """Write this build's rows in place of the cache (best effort, in one step); nothing when the same."""
-        if self.path is None or not self.computed and self.new.keys() == self._had:
-            return
-        old = self.old or _read(self.path) or {}  # the rows taken as they were are in the old file
-        data = {}
-        for file, (key, providers) in self.new.items():
-            kept = old.get(file, ("", {}))[1]
-            rows = {}
-            for provider, (provider_key, blob) in providers.items():
-                if blob is None:
-                    blob = kept.get(provider, ("", None))[1]
-                if blob is not None:
-                    rows[provider] = (provider_key, blob)
-            data[file] = (key, rows)
-        payload = marshal.dumps(data)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(f"{HEAD} {hashlib.sha256(payload).hexdigest()}\n".encode())
-                fh.write(payload)
-            os.replace(tmp, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        """Put the next file in place of the cache, once the site is published."""
+        if self._ready and self.path is not None:
+            try:
+                os.replace(self.tmp, self.path)
+            except OSError:
+                self.discard()
+        self._ready = False
 
-    def release(self) -> None:
-        """Let the old rows go once every family is expanded (save reads the file again if it needs them)."""
-        self.old = {}
+    def discard(self) -> None:
+        """Remove the next file (a build that fails leaves none)."""
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
+        self._ready = False
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                self.tmp.unlink()
 
 
 class FamilyRows:
-    """One family's kept rows, by provider, and the rows it computes for the cache."""
+    """One family's kept rows, by provider, and its rows for the next file."""
 
-    def __init__(self, cache: RowCache, kept: dict[str, tuple[str, bytes]], providers: dict, pairs: list) -> None:
+    def __init__(self, cache: RowCache, file: str, key: str, kept: dict[str, tuple[str, bytes]], pairs) -> None:
         self.cache = cache
+        self.file, self.key = file, key
         self.kept = kept
         self.pairs = pairs
-        self.providers = providers  # provider -> (its key, rows as marshal data, or None: kept as they were)
         self._loaded: dict[str, dict | None] = {}
-        self._computed: dict[str, dict[tuple[str, str], list[tuple]]] = {}
+        self._keys: dict[str, str] = {}  # provider -> its key
+        self._computed: dict[str, dict[tuple[str, str], list]] = {}  # provider -> (model, method) -> its rows
 
     def kept_rows(self, provider: str, snap) -> dict | None:
         """The provider's rows by (model, method), as value tuples (families.ROW_VALUES), when kept."""
         if provider in self._loaded:
             return self._loaded[provider]
-        key = _digest(repr([_offer_fields(offer) for offer in snap.offers]))
+        key = self._keys[provider] = _digest(repr([_offer_fields(offer) for offer in snap.offers]))
         found = self.kept.get(provider)
         rows = None
         if found is not None and found[0] == key:
@@ -140,55 +161,59 @@ class FamilyRows:
                 rows = None
         self._loaded[provider] = rows
         if rows is not None:
-            self.providers[provider] = (key, None)
             self.cache.taken += 1
+            self.cache.write(self.file, self.key, provider, key, found[1])  # as they were
         else:
-            self.providers[provider] = (key, b"")  # computed: its rows come with `computed`
             self.cache.computed += 1
+            self._computed[provider] = {}
         return rows
 
-    def computed(self, provider: str, model: str, method: str, values: list[tuple]) -> None:
-        """Rows of one model and method this build computed for `provider`, as value tuples."""
-        self._computed.setdefault(provider, {})[(model, method)] = values
+    def computed(self, provider: str, model: str, method: str, rows: list) -> None:
+        """The rows of one model and method this build computed for `provider` (families.Row)."""
+        self._computed[provider][(model, method)] = rows
 
     def done(self) -> None:
-        """The family is expanded: its computed rows become marshal data for the cache."""
-        for provider, (key, blob) in self.providers.items():
-            if blob is not None:  # computed (b"" until now)
-                self.providers[provider] = (key, marshal.dumps(self._computed.get(provider, {})))
-        self._computed = {}
-        self._loaded = {}
+        """The family is expanded: each computed provider's rows go to the next file, one at a time."""
+        for provider, pairs in self._computed.items():
+            data = marshal.dumps({pair: [row_values(r) for r in rows] for pair, rows in pairs.items()})
+            self.cache.write(self.file, self.key, provider, self._keys[provider], data)
+        self._computed, self._loaded = {}, {}
+
+
+def _header(digest: str) -> bytes:
+    return f"{HEAD} {digest}\n".encode()
 
 
 def _shaped(rows) -> bool:
-    """A list of value tuples as families.values_of makes them."""
+    """A list of value tuples as families.row_values makes them."""
     size = len(ROW_VALUES)
     return type(rows) is list and all(type(v) is tuple and len(v) == size for v in rows)
 
 
 def _read(path: Path) -> dict | None:
-    """The cache file's families, when its header and digest are right and it holds what `save` writes."""
+    """The cache file's rows by family and provider, when its header and digest are right."""
     try:
         with open(path, "rb") as fh:
             head = fh.readline()
             payload = fh.read()
     except OSError:
         return None
-    text = head.decode("ascii", "replace").rstrip("\n")
-    if text != f"{HEAD} {hashlib.sha256(payload).hexdigest()}":
+    if head != _header(hashlib.sha256(payload).hexdigest()):
         return None
+    out: dict[str, tuple[str, dict]] = {}
+    records = io.BytesIO(payload)
     try:
-        data = marshal.loads(payload)
+        while records.tell() < len(payload):
+            record = marshal.load(records)
+            if not (type(record) is tuple and len(record) == 5 and all(type(x) is str for x in record[:4])):
+                return None
+            family, family_key, provider, provider_key, rows = record
+            if type(rows) is not bytes:
+                return None
+            entry = out.setdefault(family, (family_key, {}))
+            if entry[0] != family_key:
+                return None
+            entry[1][provider] = (provider_key, rows)
     except (ValueError, EOFError, TypeError):
         return None
-    if not isinstance(data, dict):
-        return None
-    out = {}
-    for file, entry in data.items():
-        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], dict)):
-            return None
-        providers = entry[1]
-        if not all(isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], bytes) for v in providers.values()):
-            return None
-        out[file] = entry
     return out

@@ -4,6 +4,7 @@ cache holds, a build makes the bytes a full build makes."""
 from __future__ import annotations
 
 import hashlib
+import io
 import marshal
 
 from conftest import TEMPLATES, make_content, run_cli
@@ -47,6 +48,16 @@ def test_a_price_change_computes_only_that_providers_rows(tmp_path, monkeypatch)
     _build(content, out)
     assert seen["computed"] == ["runpod"] and sorted(seen["taken"]) == sorted(set(PROVIDERS) - {"runpod"})
     _build(content, out, "--check")  # every byte as a full build makes it
+    assert not rowcache.cache_path(out).with_name(".site.row-cache.tmp").exists()
+    # a build that fails (here --strict, on a warning) leaves the cache as it was and no next file
+    before = rowcache.cache_path(out).read_bytes()
+    (content / "notes.txt").write_text("not content\n")
+    snap.write_text(snap.read_text().replace("usd_per_hour: 23.50", "usd_per_hour: 23.70", 1))
+    args = ("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), "--strict")
+    failed = run_cli(*args)
+    assert failed.exit_code == 1 and "notes.txt" in failed.output
+    assert rowcache.cache_path(out).read_bytes() == before
+    assert not rowcache.cache_path(out).with_name(".site.row-cache.tmp").exists()
 
 
 def test_a_change_to_what_every_row_reads_computes_every_row(tmp_path, monkeypatch):
@@ -91,12 +102,13 @@ def test_a_damaged_row_cache_is_not_used(tmp_path, monkeypatch):
 
 def _with_rows_of_another_shape(head: bytes, payload: bytes, provider: str) -> bytes:
     """The cache with one provider's rows one value short, under a header whose digest matches."""
-    data = marshal.loads(payload)
-    for _file, (_key, providers) in data.items():
-        key, blob = providers[provider]
-        rows = {pair: [values[:-1] for values in chunk] for pair, chunk in marshal.loads(blob).items()}
-        providers[provider] = (key, marshal.dumps(rows))
-    payload = marshal.dumps(data)
+    records, out = io.BytesIO(payload), []
+    while records.tell() < len(payload):
+        family, family_key, name, key, blob = marshal.load(records)
+        if name == provider:
+            blob = marshal.dumps({pair: [values[:-1] for values in rows] for pair, rows in marshal.loads(blob).items()})
+        out.append(marshal.dumps((family, family_key, name, key, blob)))
+    payload = b"".join(out)
     return f"{rowcache.HEAD} {hashlib.sha256(payload).hexdigest()}\n".encode() + payload
 
 
@@ -106,9 +118,9 @@ def test_a_row_read_back_from_its_values_is_the_row(tmp_path):
     (fam,) = families.load_families(content, [])
     rows = families.family_grid(cat, fam)
     assert any(r.fits for r in rows) and any(not r.fits for r in rows)
-    dates = families._Dates()
+    dates = families.Dates()
     for row in rows:
-        values = families._values_of(row)
+        values = families.row_values(row)
         assert len(values) == len(families.ROW_VALUES)
-        back = families._row_of_values(families.Row, marshal.loads(marshal.dumps(values)), dates)
+        back = families.row_from_values(families.Row, marshal.loads(marshal.dumps(values)), dates)
         assert back.items() == row.items()

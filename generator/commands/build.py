@@ -210,6 +210,8 @@ def _build(
         if strict and result.warnings:
             if result.cache is not None:
                 result.cache.discard()
+            if result.rows is not None:
+                result.rows.discard()
             raise ContentError(result.warnings)
     except BaseException:
         if sink is not None:
@@ -219,9 +221,11 @@ def _build(
     try:
         _publish(result, sink, check, out, dest, content, digest, start)
     except BaseException:
-        if result.cache is not None:  # the next page cache, half written: nothing to keep
-            with held_signals():
+        with held_signals():  # the next page and row caches, not published: nothing to keep
+            if result.cache is not None:
                 result.cache.discard()
+            if result.rows is not None:
+                result.rows.discard()
         raise
 
 
