@@ -112,20 +112,21 @@ def listing_chunk(listing) -> list[bytes]:
     from generator.listing import _need_text
 
     figures, claims, seen = [], [], {}
-    for r in listing.rows:
-        key = r["key"]
-        if r["fits"]:
+    for r in listing.rows:  # families.Row: read by attribute (a subscript is a Python-level call)
+        key = r.key
+        if r.fits:
             figures += [
-                _Listed(f"{key}.usd_per_hour", r["usd_per_hour"], "USD per hour"),
-                _Listed(f"{key}.usd_per_million", r["usd_per_million"], "USD per million tokens"),
-                _Listed(f"{key}.cost_with_startup", r["cost_with_startup"], "USD"),
+                _Listed(f"{key}.usd_per_hour", r.usd_per_hour, "USD per hour"),
+                _Listed(f"{key}.usd_per_million", r.usd_per_million, "USD per million tokens"),
+                _Listed(f"{key}.cost_with_startup", r.cost_with_startup, "USD"),
             ]
-            group = seen.setdefault(r["model"], [r, 0, 0])
+            group = seen.setdefault(r.model, [r, 0, 0])
             group[1] += 1
         else:
-            seen.setdefault(r["model"], [None, 0, 0])[2] += 1
+            seen.setdefault(r.model, [None, 0, 0])[2] += 1
             # the listing's page, made first in the same process, gave the row its text
-            claims.append((f"{key}.memory", r["need"] if "need" in r else _need_text(r)))
+            need = getattr(r, "need", None)
+            claims.append((f"{key}.memory", need if need is not None else _need_text(r)))
     for model, (best, fit, out) in seen.items():
         if best is not None:
             claims.append(
