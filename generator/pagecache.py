@@ -43,7 +43,7 @@ class Fingerprints:
 
     def __init__(self, catalog: Catalog, code: str):
         self.catalog = catalog
-        self.base = _digest(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
+        self.base = digest_of(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
         self._providers: dict[tuple[str, object], tuple[str, bool]] = {}
         self._shared: dict[tuple, str] = {}
         self._offers: dict[tuple, str] = {}
@@ -70,9 +70,9 @@ class Fingerprints:
             snaps = [s for s in self.catalog.snapshots.get(provider, ()) if as_of is None or s.checked <= as_of]
             history = len(snaps) >= 2
             shown = snaps if history else [dataclasses.replace(s, offers=()) for s in snaps]
-            self._providers[key] = (_digest(repr(shown)), history)
+            self._providers[key] = (digest_of(repr(shown)), history)
         digest, history = self._providers[key]
-        found = digest if history else _digest(digest, repr(self.catalog.offer(offer_key, as_of)))
+        found = digest if history else digest_of(digest, repr(self.catalog.offer(offer_key, as_of)))
         self._offers[(offer_key, as_of)] = found
         return found
 
@@ -88,14 +88,14 @@ class Fingerprints:
         shared = self._shared.get(key)
         if shared is None:
             cat = self.catalog
-            shared = self._shared[key] = _digest(
+            shared = self._shared[key] = digest_of(
                 self.base,
                 repr((art.body, art.body_line, art.faq, art.sources, art.attribution)),
                 repr(cat.models.get(p.get("model"))),
                 repr(cat.methods.get(p.get("method"))),
                 repr(cat.memory.get((p.get("model"), p.get("method")))),
             )
-        return _digest(
+        return digest_of(
             shared,
             repr((art.file, art.title, art.slug, art.date, art.description, art.tags, art.prices_as_of)),
             self._params(p),
@@ -114,7 +114,7 @@ class Fingerprints:
         held = self._families.get(key)
         if held is None:
             cat = self.catalog
-            shared = _digest(
+            shared = digest_of(
                 self.base,
                 repr((art.file, art.body, art.body_line, art.faq, art.sources, art.attribution)),
                 repr((art.date, art.tags, art.prices_as_of, sorted(family.items()))),
@@ -171,7 +171,8 @@ class Fingerprints:
         return found[1]
 
 
-def _digest(*parts: str) -> str:
+def digest_of(*parts: str) -> str:
+    """The sha256 of texts, each followed by a NUL (page fingerprints, figures parts' keys, the row cache's keys)."""
     h = hashlib.sha256()
     for part in parts:
         h.update(part.encode("utf-8", "surrogatepass"))
@@ -208,7 +209,7 @@ def part_key(entries: list[tuple[str, str]]) -> str:
     pages all kept their files, beside an unchanged listing entry, is kept
     as published rather than read back page by page.
     """
-    return _digest(*(f"{slug}\0{what}" for slug, what in entries))
+    return digest_of(*(f"{slug}\0{what}" for slug, what in entries))
 
 
 def part_kept(out: Path, rel: str, key: str, saved: dict) -> bool:

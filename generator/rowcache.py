@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from generator.families import ROW_VALUES, row_values
+from generator.pagecache import digest_of
 from generator.records import Catalog, Offer
 
 VERSION = 2
@@ -42,14 +43,6 @@ def cache_path(out: Path) -> Path:
 
 
 _offer_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Offer)))
-
-
-def _digest(*parts: str) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 class RowCache:
@@ -72,7 +65,7 @@ class RowCache:
     def family(self, cat: Catalog, fam) -> FamilyRows:
         """The rows kept for one family, when its key is the same, and where its rows go for the next build."""
         axes = fam.data["axes"]
-        key = _digest(
+        key = digest_of(
             self.code,
             repr(fam.data),
             repr([cat.models.get(m) for m in axes["models"]]),
@@ -151,7 +144,7 @@ class FamilyRows:
         """The provider's rows by (model, method), as value tuples (families.ROW_VALUES), when kept."""
         if provider in self._loaded:
             return self._loaded[provider]
-        key = self._keys[provider] = _digest(repr([_offer_fields(offer) for offer in snap.offers]))
+        key = self._keys[provider] = digest_of(repr([_offer_fields(offer) for offer in snap.offers]))
         found = self.kept.get(provider)
         rows = None
         if found is not None and found[0] == key:
