@@ -261,8 +261,8 @@ def test_figures_json_keeps_family_pages_in_parts(site):
     at most FIGURES_PART_PAGES entries beside it, which `changes` reads back as one set of articles."""
     import json
 
-    from generator.build import FIGURES_PART_PAGES
     from generator.changes import parse
+    from generator.figures_parts import FIGURES_PART_PAGES
 
     doc = json.loads((site.out / "figures.json").read_text())
     family_pages = {p.parent.name for p in site.out.glob("*-on-*/index.html")}
@@ -385,9 +385,9 @@ def test_a_damaged_page_cache_only_costs_a_full_render(tmp_path):
 def test_figures_parts_of_unchanged_pages_are_kept_not_read_back(tmp_path, monkeypatch):
     """A part whose pages all kept their files (and whose listing entry is the same) stands as published;
     only the parts holding pages that were rendered again are put together from the pages' figures.json."""
-    import generator.build as build_module
+    from generator import figures_parts
 
-    monkeypatch.setattr(build_module, "FIGURES_PART_PAGES", 8)  # many parts from the 70B family alone
+    monkeypatch.setattr(figures_parts, "FIGURES_PART_PAGES", 8)  # many parts from the 70B family alone
     content = make_content(tmp_path, families=True)
     out = tmp_path / "site"
     assert run_cli(*args(content, out)).exit_code == 0
@@ -395,8 +395,8 @@ def test_figures_parts_of_unchanged_pages_are_kept_not_read_back(tmp_path, monke
     parts = sorted((out / "figures").glob("*.json"))
     assert len(parts) > 4
     read_back = []
-    real = build_module._figures_from
-    monkeypatch.setattr(build_module, "_figures_from", lambda sink, slug: read_back.append(slug) or real(sink, slug))
+    real = figures_parts.figures_from
+    monkeypatch.setattr(figures_parts, "figures_from", lambda sink, slug: read_back.append(slug) or real(sink, slug))
     snapshot = content / "prices" / "runpod" / "2026-11-29.yaml"
     snapshot.write_text(snapshot.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
     again = run_cli(*args(content, out))
