@@ -126,46 +126,27 @@ def render_site(
     parsed = ParseCache(cache) if cache is not None else None  # files parsed by the last build into `cache`
     code = state.code_digest(templates)  # costpress's code and templates: what every page and template shares
     rows = RowCache(cache, code, read=reuse) if cache is not None else None  # the last build's family rows
-    try:
-        return _render_site(
-            content, templates, jobs, progress, pool_min, cache, reuse, sink, drafts, base_url, parsed, code, rows
-        )
-    except BaseException:
-        if rows is not None:  # the next row cache, written while the families expanded: nothing to keep
-            rows.discard()
-        raise
-
-
-def _render_site(
-    content: Path,
-    templates: Path,
-    jobs: int,
-    progress: Callable[[int, int], Callable] | None,
-    pool_min: int,
-    cache: Path | None,
-    reuse: bool,
-    sink: Publisher | None,
-    drafts: bool,
-    base_url: str | None,
-    parsed: ParseCache | None,
-    code: str,
-    rows: RowCache | None,
-) -> Result:
-    """render_site's work once its caches are open."""
-    catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows)
-    renderer = Renderer(templates, catalog, code)
-    family_files = {x.family.file for x in listings}
-    tasks.JOB.update(
-        catalog=catalog, renderer=renderer, articles=articles, sink=sink, listings=listings, family_files=family_files
-    )
-    files = sink if sink is not None else Files()  # a Publisher writes pages as they come
-    fingerprints = pagecache.Fingerprints(catalog, code) if cache is not None else None
-    # A page whose page-cache entry still holds is kept (tasks.kept_page); in a folder as the last build left it
-    # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
-    tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
-    weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
-    workers = workers_for(weight, jobs, pool_min)
     with contextlib.ExitStack() as stack:
+        if rows is not None:  # the next row cache, written while the families expand: a failed build keeps none
+            stack.push(lambda kind, _exc, _tb: kind is not None and rows.discard())
+        catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows)
+        renderer = Renderer(templates, catalog, code)
+        family_files = {x.family.file for x in listings}
+        tasks.JOB.update(
+            catalog=catalog,
+            renderer=renderer,
+            articles=articles,
+            sink=sink,
+            listings=listings,
+            family_files=family_files,
+        )
+        files = sink if sink is not None else Files()  # a Publisher writes pages as they come
+        fingerprints = pagecache.Fingerprints(catalog, code) if cache is not None else None
+        # A page whose page-cache entry still holds is kept (tasks.kept_page); in a folder as the last build left it
+        # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
+        tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
+        weight = len(articles) + sum(len(x.rows) for x in listings) // LISTING_ROWS_PER_PAGE
+        workers = workers_for(weight, jobs, pool_min)
         # The pool forks before the page cache is read, so a large listing renders while this
         # process reads it; the workers then keep or render the pages beside the listing.
         pool = stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None

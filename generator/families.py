@@ -10,9 +10,7 @@ page with every combination, fitting or not.
 from __future__ import annotations
 
 import bisect
-import collections
 import datetime as dt
-import itertools
 import operator
 import re
 import sys
@@ -187,9 +185,9 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
                         float(row["usd_per_hour"]), startup,
                     )  # fmt: skip
                     row.update(costs)
-                    if row["fits"]:  # a page: its texts filled (fill) from the dict (on a Row, 5x slower)
-                        row["slug"] = _slug(pattern.format_map(row))
-                        row["title"], row["description"] = title.format_map(row), description.format_map(row)
+                    if row["fits"]:  # a page: its texts filled from the dict (on a Row, format_map is 5x slower)
+                        row["slug"] = _slug(fill(pattern, row))
+                        row["title"], row["description"] = fill(title, row), fill(description, row)
                     else:
                         row["slug"] = None
                     rows.append(Row.of_grid(row))
@@ -218,14 +216,11 @@ class Row:
         *("title", "description"),  # a fitting row's page title and description (unset for the others)
     )
 
-    def __init__(self, values: dict) -> None:
-        collections.deque(map(setattr, itertools.repeat(self), values.keys(), values.values()), 0)  # a loop in C
-
     @classmethod
     def of_grid(cls, values: dict) -> Row:
         """A row from family_grid's dict, which has every slot but the listing's display text (and, for a
         row that does not fit, the page's title and description): each set by name, which Python does
-        without a call per slot (twice as fast as __init__'s setattr)."""
+        without a call per slot (twice as fast as a setattr call for each)."""
         return _row_of_grid(cls, values)
 
     # row[name] is the attribute (a missing one raises AttributeError, which Jinja and format_map report too)
@@ -251,46 +246,42 @@ class Row:
         return f"Row({self.key!r})"
 
 
-def _make_row_of_grid():
-    """Row.of_grid's body: one assignment per slot, written out as namedtuple and dataclasses write theirs."""
-    given = [name for name in Row.__slots__ if name not in ("label", "need", "title", "description")]
-    lines = ["def row_of_grid(cls, v):", "    r = new(cls)"]
-    lines += [f"    r.{name} = v[{name!r}]" for name in given]
-    lines += [
-        "    if 'title' in v:",
-        "        r.title = v['title']",
-        "        r.description = v['description']",
-        "    return r",
-    ]
-    namespace = {"new": object.__new__}
-    exec("\n".join(lines), namespace)  # noqa: S102 (code made from the slot names above, nothing else)
-    return namespace["row_of_grid"]
-
-
-_row_of_grid = _make_row_of_grid()
-
 # A row's values in the row cache (rowcache), in this order: every slot but the listing's display text, the
 # date checked as its ordinal, and None for the title and description of a row that does not fit.
 ROW_VALUES = tuple(name for name in Row.__slots__ if name not in ("label", "need"))
 
 
-def _make_row_values():
-    """row_values and row_from_values: a row as a tuple of ROW_VALUES and back, one expression per slot."""
-    plain = [(i, name) for i, name in enumerate(ROW_VALUES) if name not in ("checked", "title", "description")]
+def _make_row_code():
+    """Row.of_grid's body, and row_values and row_from_values (a row as a tuple of ROW_VALUES and back): one
+    statement per slot, written out from the slot names as namedtuple and dataclasses write theirs."""
     at = {name: i for i, name in enumerate(ROW_VALUES)}
+    plain = [name for name in ROW_VALUES if name not in ("checked", "title", "description")]
     made = [f"r.{name}" for name in ROW_VALUES]
     made[at["checked"]] = "r.checked.toordinal()"
     made[at["title"]], made[at["description"]] = "get(r, 'title', None)", "get(r, 'description', None)"
-    lines = ["def values_of(r):", f"    return ({', '.join(made)},)", "", "def row_of_values(cls, v, dates):"]
-    lines += ["    r = new(cls)", *(f"    r.{name} = v[{i}]" for i, name in plain)]
-    lines += [f"    r.checked = dates[v[{at['checked']}]]", f"    if v[{at['title']}] is not None:"]
-    lines += [f"        r.title, r.description = v[{at['title']}], v[{at['description']}]", "    return r"]
+    lines = [
+        "def row_of_grid(cls, v):",
+        "    r = new(cls)",
+        *(f"    r.{name} = v[{name!r}]" for name in (*plain, "checked")),
+        "    if 'title' in v:",
+        "        r.title, r.description = v['title'], v['description']",
+        "    return r",
+        "def values_of(r):",
+        f"    return ({', '.join(made)},)",
+        "def row_of_values(cls, v, dates):",
+        "    r = new(cls)",
+        *(f"    r.{name} = v[{at[name]}]" for name in plain),
+        f"    r.checked = dates[v[{at['checked']}]]",
+        f"    if v[{at['title']}] is not None:",
+        f"        r.title, r.description = v[{at['title']}], v[{at['description']}]",
+        "    return r",
+    ]
     namespace = {"new": object.__new__, "get": getattr}
     exec("\n".join(lines), namespace)  # noqa: S102 (code made from the slot names above, nothing else)
-    return namespace["values_of"], namespace["row_of_values"]
+    return namespace["row_of_grid"], namespace["values_of"], namespace["row_of_values"]
 
 
-row_values, row_from_values = _make_row_values()
+_row_of_grid, row_values, row_from_values = _make_row_code()
 
 
 class Dates(dict):

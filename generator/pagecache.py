@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 
 from generator.escape import json_encoder
-from generator.records import FAMILY_PAGE_PARAMS, Article, Catalog
+from generator.records import Article, Catalog
 
 VERSION = 1
 
@@ -45,12 +45,11 @@ class Fingerprints:
         self.catalog = catalog
         self.base = digest_of(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
         self._providers: dict[tuple[str, object], tuple[str, bool]] = {}
-        self._shared: dict[tuple, str] = {}
+        self._shared: dict[tuple, tuple] = {}  # what pages share -> its digest, and the objects of its key
         self._offers: dict[tuple, str] = {}
         self._reprs: dict[int, tuple[object, str]] = {}
         self._pairs: dict[tuple[str, int], tuple[object, str]] = {}
         self._orders: dict[tuple[str, ...], list[str]] = {}
-        self._families: dict[tuple, tuple] = {}  # a family's pages by model and method: their shared digest
 
     def _provider(self, offer_key: str, as_of) -> str:
         """What a page reads of its provider's prices.
@@ -77,71 +76,45 @@ class Fingerprints:
         return found
 
     def of(self, art: Article) -> str | None:
+        """The page's fingerprint. What a family's pages share (their text, date and tags, the family's own
+        parameters: Article.family_params, and by model and method their records) is digested once; per
+        page, its title, slug and description, the parameters it does not share, and its offer's prices."""
         if art.kind != "setup" or not isinstance(art.params, dict):
             return None
         p = art.params
-        family = art.family_params
-        if family is not None and len(p) == len(family) + len(FAMILY_PAGE_PARAMS) and len(p["neighbours"]) == 3:
-            return self._family_page(art, family)
-        # A family's pages share their text and, by model and method, their records: digest those once.
-        key = (art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, p.get("model"), p.get("method"))
-        shared = self._shared.get(key)
-        if shared is None:
-            cat = self.catalog
-            shared = self._shared[key] = digest_of(
-                self.base,
-                repr((art.body, art.body_line, art.faq, art.sources, art.attribution)),
-                repr(cat.models.get(p.get("model"))),
-                repr(cat.methods.get(p.get("method"))),
-                repr(cat.memory.get((p.get("model"), p.get("method")))),
-            )
-        return digest_of(
-            shared,
-            repr((art.file, art.title, art.slug, art.date, art.description, art.tags, art.prices_as_of)),
-            self._params(p),
-            self._provider(str(p.get("offer", "")), art.prices_as_of),
-        )
-
-    def _family_page(self, art: Article, family: dict) -> str:
-        """The fingerprint of a family page (families.expand made it): what its family's pages share (their
-        text, the family's parameters, the model's and method's records) is digested once per model and
-        method, and only the page's own fields each time. Digesting every parameter of every page was most
-        of a price change's fingerprinting."""
-        p = art.params
-        model, method = p["model"], p["method"]
-        key = (id(family), art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, art.date, art.tags)
-        key += (art.prices_as_of, model, method)
-        held = self._families.get(key)
+        shared = art.family_params if art.family_params is not None else _NOTHING_SHARED
+        model, method = p.get("model"), p.get("method")
+        key = (art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, art.date, art.tags)
+        key += (art.prices_as_of, id(shared), model, method)
+        held = self._shared.get(key)
         if held is None:
             cat = self.catalog
-            shared = digest_of(
+            digest = digest_of(
                 self.base,
                 repr((art.file, art.body, art.body_line, art.faq, art.sources, art.attribution)),
-                repr((art.date, art.tags, art.prices_as_of, sorted(family.items()))),
+                repr((art.date, art.tags, art.prices_as_of, sorted(shared.items()))),
                 repr(cat.models.get(model)),
                 repr(cat.methods.get(method)),
                 repr(cat.memory.get((model, method))),
             )
-            # the objects whose ids make the key are held with it, so no other object can take their ids
-            held = self._families[key] = (shared, family, art.body, art.faq, art.sources)
-        elif held[1] is not family:
-            raise AssertionError("a family's page fingerprint key outlived its objects")
-        n = p["neighbours"]
-        own = repr((art.title, art.slug, art.description, p["offer"]))
-        text = (
-            f"{held[0]}\0{own}\0{p['listing_slug']!r}\0{n['others']!r}\0{n['cheaper']!r}\0"
-            f"{self._shared_repr(n['shown'])}\0{self._provider(str(p['offer']), art.prices_as_of)}"
+            # held with the objects whose ids make the key, so no other object can take their ids meanwhile
+            held = self._shared[key] = (digest, shared, art.body, art.faq, art.sources)
+        return digest_of(
+            held[0],
+            repr((art.title, art.slug, art.description)),
+            self._params(p, shared),
+            self._provider(str(p.get("offer", "")), art.prices_as_of),
         )
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def _params(self, params: dict) -> str:
-        """The page's parameters as text; what pages share is turned into text once.
+    def _params(self, params: dict, shared: dict) -> str:
+        """The page's parameters as text, less those it shares with its family (the very objects of
+        `shared`, digested with what the family's pages share); what pages repeat is turned into text once.
 
-        A family's pages share their parameter names, most values (the
-        family's own parameters, the model, the method) and, within a group,
-        the list of neighbours they show: each (name, value) is written once
-        and held with its text, so the value's id cannot be reused while the
-        text is kept (floats in repr were most of a fingerprint's cost).
+        A family's pages share their parameter names, some values (the model,
+        the method) and, within a group, the list of neighbours they show:
+        each (name, value) is written once and held with its text, so the
+        value's id cannot be reused while the text is kept (floats in repr
+        were most of a fingerprint's cost).
         """
         keys = tuple(params)
         order = self._orders.get(keys)
@@ -151,6 +124,8 @@ class Fingerprints:
         parts = []
         for name in order:
             value = params[name]
+            if shared.get(name, _NOTHING_SHARED) is value:
+                continue
             if type(value) is dict:  # the page's own neighbours record: its lists are shared
                 parts.append(
                     f"{name!r}: {{" + ", ".join(f"{k!r}: {self._shared_repr(v)}" for k, v in value.items()) + "}"
@@ -171,13 +146,12 @@ class Fingerprints:
         return found[1]
 
 
+_NOTHING_SHARED: dict = {}  # a written article's parameters are its own (never changed)
+
+
 def digest_of(*parts: str) -> str:
     """The sha256 of texts, each followed by a NUL (page fingerprints, figures parts' keys, the row cache's keys)."""
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
+    return hashlib.sha256(("\0".join(parts) + "\0").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def load(out: Path, digest: str | None = None) -> tuple[dict, dict, bool]:

@@ -240,13 +240,9 @@ class Article:
     # params built by code from an already validated family file, not typed by an author
     params_checked: bool = field(default=False, compare=False, repr=False)
     draft: bool = False
-    # A family page's params are its family's own parameters (this dict, the same one for all its pages) and
-    # FAMILY_PAGE_PARAMS: the page fingerprint digests the shared part once (pagecache.Fingerprints)
+    # A family page's params repeat its family's own parameters (this dict, the same one for all its pages):
+    # the page fingerprint digests them once (pagecache.Fingerprints)
     family_params: dict | None = field(default=None, compare=False, repr=False)
-
-
-# What a family page's params hold beside its family's own parameters (families.expand)
-FAMILY_PAGE_PARAMS = ("model", "method", "offer", "neighbours", "listing_slug")
 
 
 @dataclass

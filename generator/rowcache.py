@@ -56,8 +56,6 @@ class RowCache:
         self.old: dict[str, tuple[str, dict[str, tuple[str, bytes]]]] = {}
         if self.path is not None and read:
             self.old = _read(self.path) or {}
-        self.taken = 0  # providers whose rows came from the cache (for tests and the benchmark)
-        self.computed = 0  # providers whose rows were computed
         self._fh = None
         self._hash = hashlib.sha256()
         self._ready = False  # the next file is whole (finish)
@@ -154,10 +152,8 @@ class FamilyRows:
                 rows = None
         self._loaded[provider] = rows
         if rows is not None:
-            self.cache.taken += 1
             self.cache.write(self.file, self.key, provider, key, found[1])  # as they were
         else:
-            self.cache.computed += 1
             self._computed[provider] = {}
         return rows
 
