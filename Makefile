@@ -32,7 +32,7 @@ fix: $(STAMP)
 	$(BIN)/ruff format generator tests benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .site.build-state .site.page-cache .site.parse-cache .site.row-cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .site.build-state .site.page-cache .site.parse-cache .site.row-cache .site.listing-cache-*
 
 docs: $(STAMP)  ## regenerate docs/commands.md from --help
 	$(BIN)/python -m generator.clidoc

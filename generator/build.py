@@ -93,6 +93,7 @@ def _articles(
         owners[slug] = owner
     if rows is not None:
         rows.finish()  # the next row cache is whole: the old rows go before the workers fork
+        rows.listings = len(listings)
     articles = [*catalog.articles, *family_articles]
     for art in articles:
         art.params_doc.problems = problems
@@ -139,6 +140,8 @@ def render_site(
             sink=sink,
             listings=listings,
             family_files=family_files,
+            code=code,
+            reuse=reuse,
         )
         files = sink if sink is not None else Files()  # a Publisher writes pages as they come
         fingerprints = pagecache.Fingerprints(catalog, code) if cache is not None else None

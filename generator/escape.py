@@ -87,8 +87,9 @@ def safe_url(value: Any) -> Markup:
 CSV_RISKY = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
-def table_csv(table) -> bytes:
-    """A table as CSV: unrounded numbers, and text that a spreadsheet cannot run as a formula."""
+def table_csv(table, texts=None) -> bytes:
+    """A table as CSV: unrounded numbers, and text that a spreadsheet cannot run as a formula. With `texts`
+    (listingcache.RowTexts, a listing's table), each row's line is kept from the last build or made alone."""
     import csv
     import io
 
@@ -96,8 +97,9 @@ def table_csv(table) -> bytes:
     writer = csv.writer(buf, lineterminator="\n")
     columns = [(col.key, col.numeric, col.fmt) for col in table.columns]
     writer.writerow([csv_text(c.label) for c in table.columns])
-    writer.writerows(
-        [
+
+    def cells(row) -> list[str]:
+        return [
             ""
             if (value := row.get(key)) is None
             else _csv_number(value)
@@ -107,9 +109,29 @@ def table_csv(table) -> bytes:
             else csv_text(formatting.data_cell(value, fmt))
             for key, numeric, fmt in columns
         ]
-        for row in table.rows
-    )
-    return buf.getvalue().encode("utf-8")
+
+    if texts is None:
+        writer.writerows(map(cells, table.rows))
+        return buf.getvalue().encode("utf-8")
+    head = buf.getvalue()
+    line_buf = io.StringIO()
+    line_writer = csv.writer(line_buf, lineterminator="\n")
+
+    def line(row) -> str:
+        line_writer.writerow(cells(row))
+        text = line_buf.getvalue()
+        line_buf.seek(0)
+        line_buf.truncate()
+        return text
+
+    rows = table.rows
+    parts = [head]
+    for start in range(0, len(rows), CSV_RUN):
+        parts += texts.each("csv", rows[start : start + CSV_RUN], line)
+    return "".join(parts).encode("utf-8")
+
+
+CSV_RUN = 2000  # a listing's rows whose CSV lines go to the listing cache as one record
 
 
 @functools.lru_cache(maxsize=16_384)  # names, setups and memory notes repeat down a listing's 18,000 rows

@@ -75,6 +75,7 @@ class Listing:
     prices_checked: list[dt.date]
     tags: tuple[str, ...] = ()
     kind: str = "listing"  # made from the family's inputs, as its pages are
+    row_keys: dict[str, str] | None = None  # per provider, the row cache's keys of its rows (listingcache)
 
 
 def load_families(root: Path, problems: list[str]) -> list[Family]:
@@ -375,4 +376,5 @@ def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[l
         records,
         sorted({r["checked"] for r in records}),
         tuple(fam.data["tags"] or ()),
+        row_keys=kept.row_keys() if kept is not None else None,
     )

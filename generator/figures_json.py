@@ -21,7 +21,7 @@ PIECE_LINES = 4096  # lines of figures or claims per encoded piece of an entry
 
 
 def figures_entry(
-    slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line, figure=None
+    slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line, figure=None, lines=None
 ) -> list[bytes]:
     """One article's entry in figures.json, UTF-8, in pieces: every figure it shows, sorted, one per line,
     and its claims. Joined, the pieces are the entry; a large listing's (48 MB at 100,000 pages) is never
@@ -35,12 +35,16 @@ def figures_entry(
     encoder). Claims (generator.claims) follow as {"id", "subject"} lines,
     made by `claim` (claim_line, which remembers them, or claim_line_once);
     `figure` makes a figure's line (by default with the head of its line
-    remembered: a family's pages share ids, units and inputs).
+    remembered: a family's pages share ids, units and inputs). `lines`, (id, line) pairs sorted by id,
+    are figures already made into lines (a listing's).
     """
     out = [f' {_enc(slug)}: {{\n  "claims": [\n'.encode()]
     _lines_into(out, claims, claim)
     out.append(b'\n  ],\n  "figures": [\n')
-    _lines_into(out, sorted(figures, key=_by_id), figure or _figure_line)
+    if lines is not None:
+        _lines_into(out, lines, _second)
+    else:
+        _lines_into(out, sorted(figures, key=_by_id), figure or _figure_line)
     checked = _enc([d.isoformat() for d in prices_checked])
     out.append(f'\n  ],\n  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'.encode())
     return out
@@ -57,6 +61,7 @@ _string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C
 
 
 _by_id = operator.attrgetter("id")
+_first, _second = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def _figure_line(f) -> str:
@@ -106,27 +111,22 @@ def figures_doc(chunks: list[bytes]) -> bytes:
     return b"".join(figures_pieces(chunks))
 
 
-def listing_chunk(listing) -> list[bytes]:
+def listing_chunk(listing, texts=None) -> list[bytes]:
     """A listing's figures.json entry, encoded in pieces: each priced row's figures, and per model which
-    setup is cheapest, how many fit, and what each setup that does not fit would need."""
+    setup is cheapest, how many fit, and what each setup that does not fit would need. `texts`
+    (listingcache.RowTexts) keeps the rows' figure lines from the last build."""
     from generator.listing import _need_text
 
-    figures, claims, seen = [], [], {}
+    claims, seen = [], {}
     for r in listing.rows:  # families.Row: read by attribute (a subscript is a Python-level call)
-        key = r.key
         if r.fits:
-            figures += [
-                _Listed(f"{key}.usd_per_hour", r.usd_per_hour, "USD per hour"),
-                _Listed(f"{key}.usd_per_million", r.usd_per_million, "USD per million tokens"),
-                _Listed(f"{key}.cost_with_startup", r.cost_with_startup, "USD"),
-            ]
             group = seen.setdefault(r.model, [r, 0, 0])
             group[1] += 1
         else:
             seen.setdefault(r.model, [None, 0, 0])[2] += 1
             # the listing's page, made first in the same process, gave the row its text
             need = getattr(r, "need", None)
-            claims.append((f"{key}.memory", need if need is not None else _need_text(r)))
+            claims.append((f"{r.key}.memory", need if need is not None else _need_text(r)))
     for model, (best, fit, out) in seen.items():
         if best is not None:
             claims.append(
@@ -134,9 +134,42 @@ def listing_chunk(listing) -> list[bytes]:
             )
         claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
     claims.sort()
-    return figures_entry(
-        listing.slug, listing.title, figures, listing.prices_checked, claims, claim_line_once, _figure_line_once
-    )
+    fitting = [r for r in listing.rows if r.fits]
+    flat: list[str] = []  # id, line, id, line, ... of every figure: a row's three, kept or made
+    for start in range(0, len(fitting), RUN):
+        for made in (texts or NO_TEXTS).each("figures", fitting[start : start + RUN], _row_figures):
+            flat += made
+    lines = list(zip(flat[::2], flat[1::2], strict=True))
+    del flat
+    lines.sort(key=_first)  # by id, as figures_entry sorts a page's figures
+    return figures_entry(listing.slug, listing.title, (), listing.prices_checked, claims, claim_line_once, lines=lines)
+
+
+RUN = 2000  # rows whose kept text goes to the listing cache as one record
+
+
+def _row_figures(r) -> tuple[str, ...]:
+    """A fitting row's figures: id, figures.json line, id, line, ... (in no order)."""
+    key = r.key
+    out = []
+    for f in (
+        _Listed(f"{key}.usd_per_hour", r.usd_per_hour, "USD per hour"),
+        _Listed(f"{key}.usd_per_million", r.usd_per_million, "USD per million tokens"),
+        _Listed(f"{key}.cost_with_startup", r.cost_with_startup, "USD"),
+    ):
+        out += (f.id, _figure_line_once(f))
+    return tuple(out)
+
+
+class _NoTexts:
+    """listingcache.RowTexts with nothing kept and nothing written (a listing built in memory)."""
+
+    @staticmethod
+    def each(_kind: str, rows: list, make) -> list:
+        return [make(r) for r in rows]
+
+
+NO_TEXTS = _NoTexts()
 
 
 class _Listed(NamedTuple):

@@ -4,12 +4,14 @@ apart and unpriced, those that do not; the rows of long tables in files of their
 from __future__ import annotations
 
 from generator import formatting
+from generator.figures_json import NO_TEXTS
 from generator.render import page_dates
 
 
-def render_listing(renderer, listing):
+def render_listing(renderer, listing, texts=NO_TEXTS):
     """A family's listing page: per model, the setups that fit (priced, sortable) and apart, unpriced,
-    those that do not; and one CSV of every combination."""
+    those that do not; and one CSV of every combination. `texts` (listingcache.RowTexts) keeps the
+    rows' lines of the rows files from the last build."""
     from generator.model import Column, Table
 
     p = listing.family.data["params"]
@@ -42,7 +44,8 @@ def render_listing(renderer, listing):
         g["hidden"], g["out_more"] = g["count"] - g["shown_count"], len(g["out"]) - len(g["out_shown"])
         g["rows_file"] = f"rows-{g['id']}.txt" if g["hidden"] else None  # HTML table rows, not a page
         if g["rows_file"]:  # the same rows as the page's table, every one of them
-            extra.append((f"{listing.slug}/{g['rows_file']}", _rows_file(renderer, g["fit"], g["table"].columns[1:])))
+            rows_file = _rows_file(renderer, g["fit"], g["table"].columns[1:], texts)
+            extra.append((f"{listing.slug}/{g['rows_file']}", rows_file))
         sections.append(g)
     table = Table(
         "combinations",
@@ -78,17 +81,21 @@ def render_listing(renderer, listing):
     return renderer.html.get_template("listing.html").render(page=page).encode("utf-8"), table, extra
 
 
-def _rows_file(renderer, rows: list, columns: list) -> list[bytes]:
-    """A long table's rows file, as pieces: the rows macro's output for each run of ROWS_PER_PIECE rows.
+def _rows_file(renderer, rows: list, columns: list, texts) -> list[bytes]:
+    """A long table's rows file, as pieces of ROWS_PER_PIECE rows: the rows macro's output for each row.
 
-    One call over 100,000 rows held every piece of text the macro made at once
-    (about 300 MB). With the theme's macro a file of more than ROWS_PER_PIECE
-    rows has a blank line where two runs meet, which the page's script skips
-    like the line breaks between rows.
+    The macro is called for one row at a time, so that a row's line can be
+    kept for the next build (listingcache); with the theme's macro that is the
+    same text as a call for all of them. One piece for 100,000 rows held every
+    piece of text the macro made at once (about 300 MB).
     """
     macro = renderer.html.get_template("_listing_rows.html").module.rows
+
+    def line(row) -> str:
+        return str(macro((row,), columns, ROOT))
+
     return [
-        str(macro(rows[start : start + ROWS_PER_PIECE], columns, ROOT)).encode("utf-8")
+        "".join(texts.each("html", rows[start : start + ROWS_PER_PIECE], line)).encode("utf-8")
         for start in range(0, len(rows), ROWS_PER_PIECE)
     ]
 

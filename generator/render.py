@@ -402,10 +402,10 @@ class Renderer:
 
         return sitefiles.render_index(self, pages, listings)
 
-    def render_listing(self, listing):
+    def render_listing(self, listing, texts):
         from generator import listing as listing_page
 
-        return listing_page.render_listing(self, listing)
+        return listing_page.render_listing(self, listing, texts)
 
     def render_site_files(self, pages: list[Page], listings=()) -> dict[str, bytes]:
         from generator import sitefiles

@@ -30,6 +30,7 @@ import os
 import sys
 from pathlib import Path
 
+from generator import listingcache
 from generator.families import ROW_VALUES, row_values
 from generator.pagecache import digest_of
 from generator.records import Catalog, Offer
@@ -49,6 +50,8 @@ class RowCache:
     """The rows of the last build (read at start) and the next cache file, written as families expand."""
 
     def __init__(self, out: Path | None, code: str, read: bool = True) -> None:
+        self.out = out
+        self.listings = 0  # the build's listings, whose text files (listingcache) go and come with this file
         self.path = cache_path(out) if out is not None else None
         self.tmp = self.path.with_name(self.path.name + ".tmp") if self.path is not None else None
         self.code = code
@@ -106,13 +109,15 @@ class RowCache:
             self.discard()
 
     def save(self) -> None:
-        """Put the next file in place of the cache, once the site is published."""
+        """Put the next file in place of the cache, once the site is published, and the listings' files."""
         if self._ready and self.path is not None:
             try:
                 os.replace(self.tmp, self.path)
             except OSError:
                 self.discard()
         self._ready = False
+        if self.out is not None:
+            listingcache.save(self.out, self.listings)
 
     def discard(self) -> None:
         """Remove the next file (a build that fails leaves none)."""
@@ -124,6 +129,8 @@ class RowCache:
         if self.tmp is not None:
             with contextlib.suppress(OSError):
                 self.tmp.unlink()
+        if self.out is not None:
+            listingcache.discard(self.out, self.listings)
 
 
 class FamilyRows:
@@ -160,6 +167,10 @@ class FamilyRows:
     def computed(self, provider: str, model: str, method: str, rows: list) -> None:
         """The rows of one model and method this build computed for `provider` (families.Row)."""
         self._computed[provider][(model, method)] = rows
+
+    def row_keys(self) -> dict[str, str]:
+        """Per provider, one digest of its rows' keys (the family's and its own): rows with the same are the same."""
+        return {provider: digest_of(self.key, key) for provider, key in self._keys.items()}
 
     def done(self) -> None:
         """The family is expanded: each computed provider's rows go to the next file, one at a time."""

@@ -17,12 +17,12 @@ from typing import NamedTuple
 
 import jinja2
 
-from generator import pagecache, svg
+from generator import listingcache, pagecache, svg
 from generator.articles import build_context
 from generator.claims import claims_of
 from generator.errors import BuildError
 from generator.escape import table_csv
-from generator.figures_json import figures_doc, figures_entry, listing_chunk
+from generator.figures_json import NO_TEXTS, figures_doc, figures_entry, listing_chunk
 from generator.kinds.common import Context
 from generator.records import Article
 from generator.render import Prose, RenderProblem, theme_problem
@@ -128,40 +128,65 @@ def other_task(task: int | SiteFiles) -> tuple:
     """One unit of work that is not a page: listing `-1 - task`, or the site files (pages go by `chunk_results`)."""
     if isinstance(task, SiteFiles):
         return site_files(task), []
-    listing = JOB["listings"][-1 - task]
+    number = -1 - task
+    listing, sink = JOB["listings"][number], JOB.get("sink")
+    if sink is None:
+        return _listing_in_memory(listing), []
+    context = pagecache.digest_of(JOB["code"], repr(JOB["catalog"].site))  # what a row's text depends on
+    texts = listingcache.RowTexts(
+        JOB.get("cache"), number, listing.family.file, context, listing.row_keys, JOB.get("reuse", True)
+    )
     try:
-        html, table, extra = JOB["renderer"].render_listing(listing)
+        out = _listing_written(listing, sink, texts)
+    except BaseException:
+        texts.discard()
+        raise
+    texts.close()
+    return out, []
+
+
+def _render_listing(listing, texts) -> tuple:
+    try:
+        return JOB["renderer"].render_listing(listing, texts)
     except jinja2.TemplateError as exc:
         raise BuildError(str(theme_problem(exc))) from None
-    slug, sink = listing.slug, JOB.get("sink")
-    names = (f"{slug}/index.html", f"{slug}/{table.id}.csv", f"{slug}/figures.json")
-    if sink is None:
-        chunk = b"".join(listing_chunk(listing))
-        files = [
-            (names[0], html),
-            (names[1], table_csv(table)),
-            (names[2], figures_doc([chunk])),
-            *((rel, b"".join(pieces)) for rel, pieces in extra),
-        ]
-        return ListingOut(files, None, chunk, hashlib.sha256(chunk).hexdigest()), []
-    # Written here, as a page's files are, and each as soon as it is made: the main process gets
-    # their outcomes and reads the listing's figures back from its figures.json for the family's
-    # part. A 100,000-page family's listing files come to 130 MB, and held together with what
-    # made them they doubled its worker's memory.
-    first, _ = sink.store_page(slug, [(names[0], html), *extra])  # the rows of long tables, as pieces
+
+
+def _listing_in_memory(listing) -> ListingOut:
+    html, table, extra = _render_listing(listing, NO_TEXTS)
+    chunk = b"".join(listing_chunk(listing))
+    slug = listing.slug
+    files = [
+        (f"{slug}/index.html", html),
+        (f"{slug}/{table.id}.csv", table_csv(table, NO_TEXTS)),
+        (f"{slug}/figures.json", figures_doc([chunk])),
+        *((rel, b"".join(pieces)) for rel, pieces in extra),
+    ]
+    return ListingOut(files, None, chunk, hashlib.sha256(chunk).hexdigest())
+
+
+def _listing_written(listing, sink, texts) -> ListingOut:
+    """A listing's files written as a page's are, each as soon as it is made: the main process gets their
+    outcomes and reads the listing's figures back from its figures.json for the family's part. A
+    100,000-page family's listing files come to 130 MB, and held together with what made them they
+    doubled its worker's memory."""
+    html, table, extra = _render_listing(listing, texts)
+    slug = listing.slug
+    first, _ = sink.store_page(slug, [(f"{slug}/index.html", html), *extra])  # the rows of long tables, as pieces
     del html, extra
-    csv, _ = sink.store_page(slug, [(names[1], table_csv(table))])
+    csv, _ = sink.store_page(slug, [(f"{slug}/{table.id}.csv", table_csv(table, texts))])
     del table
-    pieces = listing_chunk(listing)
+    pieces = listing_chunk(listing, texts)
     digest = hashlib.sha256()
     for piece in pieces:
         digest.update(piece)
-    figures, folder = sink.store_page(slug, [(names[2], [pagecache.FIGURES_HEAD, *pieces, pagecache.FIGURES_TAIL])])
+    files = [pagecache.FIGURES_HEAD, *pieces, pagecache.FIGURES_TAIL]
+    figures, folder = sink.store_page(slug, [(f"{slug}/figures.json", files)])
     outcomes = [first[0], *csv, *figures, *first[1:]]
     listing.rows = []  # no other task of this worker reads them
     # the folder's stat after its last file, valid when every file was written
     folder = folder if all(status != "unchanged" for _, _, status in outcomes) else None
-    return ListingOut(outcomes, folder, None, digest.hexdigest()), []
+    return ListingOut(outcomes, folder, None, digest.hexdigest())
 
 
 class ListingOut(NamedTuple):
