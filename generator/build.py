@@ -167,10 +167,10 @@ def render_site(
             for listing in listings:
                 listing.rows = []
         # read while the listing renders
-        saved, saved_parts, verified = (
-            pagecache.load(cache, sink.page_cache_digest if sink is not None else None)
+        saved, saved_parts, verified, members = (
+            pagecache.load_members(cache, sink.page_cache_digest if sink is not None else None)
             if cache is not None and reuse
-            else ({}, {}, False)
+            else ({}, {}, False, {})
         )
         tasks.JOB["verified"] = verified
         # the search index needs only titles and descriptions: Pagefind indexes them while pages render
@@ -189,8 +189,9 @@ def render_site(
         pages_to_take = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
         del saved  # the entries live in pages_to_take until taken, then in the spool's file
         rendered, cached, written = _take_pages(
-            tasks.in_order(pages_to_take, pool, tick), articles, files, spool, problems, verified
+            tasks.in_order(pages_to_take, pool, tick), articles, files, spool, problems, verified, members
         )
+        del members
         del pages_to_take  # the loaded page cache (about 100 MB at 100,000 pages): not needed past this point
         order = [i for i in range(len(articles)) if i in rendered or i in cached]
         pages = [rendered.get(i) or cached[i] for i in order]
@@ -246,12 +247,13 @@ def _take_pages(
     spool: pagecache.Spool | None,
     problems: list[str],
     verified: bool = False,
+    members: dict[str, bytes] | None = None,
 ) -> tuple[dict[int, tasks.PageInfo], dict[int, tasks.PageInfo], int]:
     """Take each page's result as tasks.in_order gives it: record its files (a kept page's as they are, a
     rendered page's as its worker stored them or as bytes), add its page-cache entry to the spool, and note
     its problems. Returns the rendered pages and the kept ones by article index, and how many pages had a
     file written. `verified`: the page cache is the one the last build wrote (its paths are not checked
-    again)."""
+    again); `members`: kept pages' entries as that cache holds them (pagecache.load_members)."""
     sink = files if isinstance(files, Publisher) else None
     rendered: dict[int, tasks.PageInfo] = {}
     cached: dict[int, tasks.PageInfo] = {}
@@ -274,7 +276,7 @@ def _take_pages(
             )
             files.keep_page(art.slug, list(entry["files"]), verified)
             if spool is not None:
-                spool.add(art.slug, entry)
+                spool.add(art.slug, members.get(art.slug, entry) if members else entry)
         elif packed is not None:
             info = rendered[i] = tasks.PageInfo.unpacked(articles[i], packed, shared)
             if sink is not None:

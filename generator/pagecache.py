@@ -26,6 +26,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 from generator.escape import json_encoder
@@ -162,17 +163,32 @@ def load(out: Path, digest: str | None = None) -> tuple[dict, dict, bool]:
     sha256 is `digest`, the one the build that wrote it recorded (Spool.digest):
     every entry in it is then one a build made, with paths it checked.
     """
+    return load_members(out, digest)[:3]
+
+
+def load_members(out: Path, digest: str | None = None) -> tuple[dict, dict, bool, dict]:
+    """`load`, and each page's entry as the file holds it (its JSON member, by slug), where the file has
+    one member per line as Spool writes them: a kept page's entry goes to the next cache as it is."""
     try:
         with open(cache_path(out), "rb") as fh:
             raw = fh.read()
         data = json.loads(raw)
     except (OSError, ValueError):
-        return {}, {}, False
+        return {}, {}, False, {}
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("pages"), dict):
-        return {}, {}, False
+        return {}, {}, False, {}
     parts = data.get("parts")
+    pages = data["pages"]
     verified = digest is not None and hashlib.sha256(raw).hexdigest() == digest
-    return data["pages"], parts if isinstance(parts, dict) else {}, verified
+    members = {}
+    lines = raw.split(b"\n")  # JSON text has no line break inside a string: a line is a member, or the ends
+    if lines[0] == PAGES_HEAD and len(lines) == len(pages) + 2:
+        last = len(pages) - 1
+        members = {
+            slug: line if n == last else line[:-1]  # less the comma that joins it to the next
+            for n, (slug, line) in enumerate(zip(pages, lines[1:-1], strict=True))
+        }
+    return pages, parts if isinstance(parts, dict) else {}, verified, members
 
 
 def part_key(entries: list[tuple[str, str]]) -> str:
@@ -231,6 +247,8 @@ def reusable(entry: dict | None, fingerprint: str, out: Path, untouched: bool = 
     return True
 
 
+PAGES_HEAD = b'{"pages": {'  # the page cache's first line; then a line per page (Spool)
+
 # What a figures.json holds around its article entries (figures_json.figures_doc writes it, figures_of reads it).
 FIGURES_HEAD, FIGURES_TAIL = b'{"articles": {\n', b"\n}}\n"
 
@@ -243,6 +261,9 @@ def figures_of(out: Path, slug: str) -> bytes | None:
     except OSError:
         return None
     return chunk_of(data)
+
+
+_PLAIN_SLUG = re.compile(rb"[a-z0-9]+(?:-[a-z0-9]+)*")  # escape.PAGE_SLUG, on bytes
 
 
 def part_entries(out: Path, rel: str, saved: dict) -> dict[str, memoryview]:
@@ -275,10 +296,16 @@ def part_entries(out: Path, rel: str, saved: dict) -> dict[str, memoryview]:
         last = cut < 0
         close = stop if last else cut + 3
         head = data.find(b": {\n", pos, close)
-        try:
-            slug = json.loads(data[pos + 1 : head]) if data.startswith(b' "', pos) and head > 0 else None
-        except ValueError:
+        if not (data.startswith(b' "', pos) and head > 0):
             return {}
+        raw = data[pos + 2 : head - 1]  # a page's slug needs no JSON escapes: decoded as it is
+        if data[head - 1] == 0x22 and _PLAIN_SLUG.fullmatch(raw):
+            slug = raw.decode("ascii")
+        else:
+            try:
+                slug = json.loads(data[pos + 1 : head])
+            except ValueError:
+                return {}
         if not isinstance(slug, str) or not data.endswith(b"\n }", pos, close):
             return {}
         found[slug] = view[pos:close]
@@ -363,20 +390,21 @@ class Spool:
         self.path = cache_path(out)
         self.tmp = self.path.with_name(self.path.name + ".tmp")
         self.count = 0
-        self._hash = hashlib.sha256(b'{"pages": {')
+        self._hash = hashlib.sha256(PAGES_HEAD)
         self.digest: str | None = None  # the file's sha256, once committed (for the build state: see load)
         try:
             self.fh = open(self.tmp, "wb", buffering=1 << 20)  # noqa: SIM115 (open until commit or discard)
-            self.fh.write(b'{"pages": {')
+            self.fh.write(PAGES_HEAD)
         except OSError:
             self.fh = None
 
     def add(self, slug: str, entry: dict | bytes) -> None:
-        """One page's entry: a saved entry as a dict, or the member JSON a worker made (member_json)."""
+        """One page's entry: a saved entry as a dict, or its member JSON (one a worker made: member_json,
+        or as the last cache held it: load_members), each on a line of its own."""
         if self.fh is None:
             return
         member = entry if type(entry) is bytes else f"{_encode(slug)}: {_encode(entry)}".encode()
-        data = b", " + member if self.count else member
+        data = b",\n" + member if self.count else b"\n" + member
         self._hash.update(data)
         try:
             self.fh.write(data)
@@ -388,7 +416,7 @@ class Spool:
         """Finish the file and put it in place of the cache."""
         if self.fh is None:
             return
-        tail = b'}, "parts": ' + _encode(parts or {}).encode() + b', "version": ' + str(VERSION).encode() + b"}"
+        tail = b'\n}, "parts": ' + _encode(parts or {}).encode() + b', "version": ' + str(VERSION).encode() + b"}"
         self._hash.update(tail)
         try:
             self.fh.write(tail)

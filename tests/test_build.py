@@ -176,6 +176,12 @@ def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(t
     assert again.exit_code == 0 and rendered_count(again.output) == plain + 1, again.output  # and the damaged one
     assert run_cli(*args(content, out, "--check")).exit_code == 0
     assert pagecache.load(out, json.loads(state.state_path(out).read_text())["page_cache"])[2]
+    # a line per page, kept pages' lines as the last cache had them: each is its entry as JSON writes it
+    pages, _, _, members = pagecache.load_members(out)
+    assert members.keys() == pages.keys() and len(cache.read_bytes().split(b"\n")) == len(pages) + 2
+    for slug, entry in pages.items():
+        expected = f"{json.dumps(slug, ensure_ascii=False)}: {json.dumps(entry, sort_keys=True, ensure_ascii=False)}"
+        assert members[slug] == expected.encode(), slug
 
 
 def test_noop_build_repeats_the_warnings(tmp_path):
