@@ -21,7 +21,7 @@ PIECE_LINES = 4096  # lines of figures or claims per encoded piece of an entry
 
 
 def figures_entry(
-    slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line, figure=None, lines=None
+    slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line, figure=None, line_runs=None
 ) -> list[bytes]:
     """One article's entry in figures.json, UTF-8, in pieces: every figure it shows, sorted, one per line,
     and its claims. Joined, the pieces are the entry; a large listing's (48 MB at 100,000 pages) is never
@@ -35,14 +35,15 @@ def figures_entry(
     encoder). Claims (generator.claims) follow as {"id", "subject"} lines,
     made by `claim` (claim_line, which remembers them, or claim_line_once);
     `figure` makes a figure's line (by default with the head of its line
-    remembered: a family's pages share ids, units and inputs). `lines`, (id, line) pairs sorted by id,
-    are figures already made into lines (a listing's).
+    remembered: a family's pages share ids, units and inputs). `line_runs`, lists of lines in order,
+    are figures already sorted and made into lines (a listing's).
     """
     out = [f' {_enc(slug)}: {{\n  "claims": [\n'.encode()]
     _lines_into(out, claims, claim)
     out.append(b'\n  ],\n  "figures": [\n')
-    if lines is not None:
-        _lines_into(out, lines, _second)
+    if line_runs is not None:
+        for n, lines in enumerate(line_runs):
+            out.append(((",\n   " if n else "   ") + ",\n   ".join(lines)).encode())
     else:
         _lines_into(out, sorted(figures, key=_by_id), figure or _figure_line)
     checked = _enc([d.isoformat() for d in prices_checked])
@@ -61,7 +62,7 @@ _string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: the C
 
 
 _by_id = operator.attrgetter("id")
-_first, _second = operator.itemgetter(0), operator.itemgetter(1)
+_first = operator.itemgetter(0)
 
 
 def _figure_line(f) -> str:
@@ -134,31 +135,40 @@ def listing_chunk(listing, texts=None) -> list[bytes]:
             )
         claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
     claims.sort()
-    fitting = [r for r in listing.rows if r.fits]
-    flat: list[str] = []  # id, line, id, line, ... of every figure: a row's three, kept or made
-    for start in range(0, len(fitting), RUN):
-        for made in (texts or NO_TEXTS).each("figures", fitting[start : start + RUN], _row_figures):
-            flat += made
-    lines = list(zip(flat[::2], flat[1::2], strict=True))
-    del flat
-    lines.sort(key=_first)  # by id, as figures_entry sorts a page's figures
-    return figures_entry(listing.slug, listing.title, (), listing.prices_checked, claims, claim_line_once, lines=lines)
+    # every figure of the fitting rows, by id (a listing's figures are sorted as a page's are): made into
+    # lines a run at a time, or kept from the last build, so that no list holds every line at once
+    figures = sorted(
+        [(f"{r.key}.{name}", r, n) for r in listing.rows if r.fits for n, (name, _) in enumerate(LISTED)], key=_first
+    )
+    return figures_entry(
+        listing.slug,
+        listing.title,
+        (),
+        listing.prices_checked,
+        claims,
+        claim_line_once,
+        line_runs=_figure_runs(figures, texts or NO_TEXTS),
+    )
 
 
-RUN = 2000  # rows whose kept text goes to the listing cache as one record
+# a listing's figures of each fitting row: (the row's attribute, the figure's unit)
+LISTED = (("usd_per_hour", "USD per hour"), ("usd_per_million", "USD per million tokens"), ("cost_with_startup", "USD"))
 
 
-def _row_figures(r) -> tuple[str, ...]:
-    """A fitting row's figures: id, figures.json line, id, line, ... (in no order)."""
-    key = r.key
-    out = []
-    for f in (
-        _Listed(f"{key}.usd_per_hour", r.usd_per_hour, "USD per hour"),
-        _Listed(f"{key}.usd_per_million", r.usd_per_million, "USD per million tokens"),
-        _Listed(f"{key}.cost_with_startup", r.cost_with_startup, "USD"),
-    ):
-        out += (f.id, _figure_line_once(f))
-    return tuple(out)
+def _figure_runs(figures: list[tuple], texts):
+    """The figures' lines, PIECE_LINES at a time, each kept by `texts` (listingcache.RowTexts) or made."""
+    for start in range(0, len(figures), PIECE_LINES):
+        run = figures[start : start + PIECE_LINES]
+        yield texts.each_keyed("figures", [f[0] for f in run], [f[1].provider for f in run], _line_of(run))
+
+
+def _line_of(run: list[tuple]):
+    def line(i: int) -> str:
+        fid, row, n = run[i]
+        name, unit = LISTED[n]
+        return _figure_line_once(_Listed(fid, getattr(row, name), unit))
+
+    return line
 
 
 class _NoTexts:
@@ -167,6 +177,10 @@ class _NoTexts:
     @staticmethod
     def each(_kind: str, rows: list, make) -> list:
         return [make(r) for r in rows]
+
+    @staticmethod
+    def each_keyed(_kind: str, keys: list, _providers: list, make) -> list:
+        return [make(i) for i in range(len(keys))]
 
 
 NO_TEXTS = _NoTexts()

@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import marshal
 import os
 import sys
 from pathlib import Path
 
-VERSION = 1
+VERSION = 2  # 2: a figure line per figure id
 HEAD = f"costpress listing cache {VERSION} python {sys.version_info[0]}.{sys.version_info[1]} marshal {marshal.version}"
-KINDS = ("html", "csv", "figures")  # a fitting row's rows-file line; a row's CSV line; its figure lines
+KINDS = ("html", "csv", "figures")  # a fitting row's rows-file line; a row's CSV line; a figure's line
 
 
 def cache_path(out: Path, number: int) -> Path:
@@ -67,16 +66,21 @@ class RowTexts:
 
     def each(self, kind: str, rows: list, make) -> list:
         """Each row's text of one kind, kept or made by `make(row)`; all of them go to the next file."""
+        return self.each_keyed(kind, [r.key for r in rows], [r.provider for r in rows], lambda i: make(rows[i]))
+
+    def each_keyed(self, kind: str, keys: list[str], providers: list[str], make) -> list[str]:
+        """`each` for texts named by `keys` (a row's key, or one of its figures' ids) of rows of `providers`:
+        each kept or made by `make(i)`."""
         kept = self.kept[kind]
         if kept:
-            out = [kept.get(r.key) for r in rows]
+            out = [kept.get(key) for key in keys]
             for i, text in enumerate(out):
                 if text is None:
-                    out[i] = make(rows[i])
+                    out[i] = make(i)
         else:
-            out = [make(r) for r in rows]
+            out = [make(i) for i in range(len(keys))]
         if self._fh is not None:
-            self._write((kind, [r.key for r in rows], [r.provider for r in rows], out))
+            self._write((kind, keys, providers, out))
         return out
 
     def close(self) -> None:
@@ -109,67 +113,74 @@ class RowTexts:
         except (OSError, ValueError):
             self.discard()
 
+    def release(self, kind: str) -> None:
+        """The listing has used every kept text of `kind`: let them go (a 100,000-page listing holds 100 MB)."""
+        self.kept[kind] = {}
+
     def _read(self, path: Path, family: str, context: str, keys: dict) -> None:
-        """The last build's text of the rows whose provider has the same keys, when the file is whole."""
+        """The last build's text of the rows whose provider has the same keys, when the file is whole.
+
+        Records are read one at a time, each hashed as it comes; what they gave is used only when the
+        digest of them all is the header's (the whole file held at once cost 150 MB at 100,000 pages).
+        """
         try:
             with open(path, "rb") as fh:
-                head = fh.readline()
-                payload = fh.read()
+                kept = _kept(fh, family, context, keys)
         except OSError:
             return
-        if head != _header(hashlib.sha256(payload).hexdigest()):
-            return
-        records = _records(payload)
-        kept = {kind: {} for kind in KINDS}
-        try:
-            first = next(records, None)
-            if not (type(first) is tuple and len(first) == 3 and first[:2] == (family, context)):
-                return
-            old = first[2]
-            if type(old) is not dict:
-                return
-            same = {p for p, key in keys.items() if old.get(p) == key}
-            if not same:
-                return
-            for record in records:
-                if not (type(record) is tuple and len(record) == 4 and record[0] in kept):
-                    return
-                kind, row_keys, providers, texts = record
-                if not all(type(x) is list and len(x) == len(texts) for x in (row_keys, providers, texts)):
-                    return
-                if not _shaped(kind, texts):
-                    return
-                into = kept[kind]
-                if all(p in same for p in set(providers)):
-                    into.update(zip(row_keys, texts, strict=True))
-                else:
-                    into.update((k, t) for k, p, t in zip(row_keys, providers, texts, strict=True) if p in same)
-        except (ValueError, EOFError, TypeError):
-            return
-        self.kept = kept
+        if kept is not None:
+            self.kept = kept
 
 
-def _shaped(kind: str, texts: list) -> bool:
-    """Texts as this version makes them: a string per row, or for figures a tuple of strings (id, line, ...)."""
-    if kind != "figures":
-        return set(map(type, texts)) <= {str}
-    return (
-        set(map(type, texts)) <= {tuple}
-        and not any(len(t) % 2 for t in texts)
-        and set(map(type, itertools.chain.from_iterable(texts))) <= {str}
-    )
+def _kept(fh, family: str, context: str, keys: dict) -> dict | None:
+    head = fh.readline()
+    digest = hashlib.sha256()
+    kept = {kind: {} for kind in KINDS}
+    try:
+        records = _records(fh, digest)
+        first = next(records, None)
+        if not (type(first) is tuple and len(first) == 3 and first[:2] == (family, context)):
+            return None
+        old = first[2]
+        if type(old) is not dict:
+            return None
+        same = {p for p, key in keys.items() if old.get(p) == key}
+        if not same:
+            return None
+        for record in records:
+            if not (type(record) is tuple and len(record) == 4 and record[0] in kept):
+                return None
+            kind, row_keys, providers, texts = record
+            if not all(type(x) is list and len(x) == len(texts) for x in (row_keys, providers, texts)):
+                return None
+            if not _shaped(texts):
+                return None
+            into = kept[kind]
+            if all(p in same for p in set(providers)):
+                into.update(zip(row_keys, texts, strict=True))
+            else:
+                into.update((k, t) for k, p, t in zip(row_keys, providers, texts, strict=True) if p in same)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return kept if head == _header(digest.hexdigest()) else None
 
 
-def _records(payload: bytes):
-    """The file's records: each is its length in 8 bytes, then its marshal data (marshal.load on a file
-    object reads it in many small calls: five times slower)."""
-    view, at = memoryview(payload), 0
-    while at < len(payload):
-        size = int.from_bytes(view[at : at + 8], "little")
-        if size > len(payload) - at - 8:
+def _shaped(texts: list) -> bool:
+    """Texts as this version makes them: strings."""
+    return set(map(type, texts)) <= {str}
+
+
+def _records(fh, digest):
+    """The file's records from its second line on, each hashed into `digest`: a record is its length in
+    8 bytes, then its marshal data (marshal.load on a file object reads it in many small calls: five
+    times slower than marshal.loads on the record's bytes)."""
+    while size := fh.read(8):
+        data = fh.read(int.from_bytes(size, "little")) if len(size) == 8 else b""
+        if len(size) != 8 or len(data) != int.from_bytes(size, "little"):
             raise ValueError("a record cut short")
-        yield marshal.loads(view[at + 8 : at + 8 + size])
-        at += 8 + size
+        digest.update(size)
+        digest.update(data)
+        yield marshal.loads(data)
 
 
 def _header(digest: str) -> bytes:

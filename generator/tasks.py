@@ -171,11 +171,13 @@ def _listing_written(listing, sink, texts) -> ListingOut:
     100,000-page family's listing files come to 130 MB, and held together with what made them they
     doubled its worker's memory."""
     html, table, extra = _render_listing(listing, texts)
+    texts.release("html")
     slug = listing.slug
     first, _ = sink.store_page(slug, [(f"{slug}/index.html", html), *extra])  # the rows of long tables, as pieces
     del html, extra
     csv, _ = sink.store_page(slug, [(f"{slug}/{table.id}.csv", table_csv(table, texts))])
     del table
+    texts.release("csv")
     pieces = listing_chunk(listing, texts)
     digest = hashlib.sha256()
     for piece in pieces:

@@ -13,16 +13,16 @@ PROVIDERS = {"aws", "azure", "gcp", "lambda", "nebius", "nodus", "runpod"}  # th
 def _made(monkeypatch) -> dict[str, set[str]]:
     """Records, per kind of text, the providers of the rows whose text a build made (not kept)."""
     made: dict[str, set[str]] = {kind: set() for kind in listingcache.KINDS}
-    real = listingcache.RowTexts.each
+    real = listingcache.RowTexts.each_keyed
 
-    def each(self, kind, rows, make):
-        def spy(row):
-            made[kind].add(row.provider)
-            return make(row)
+    def each_keyed(self, kind, keys, providers, make):
+        def spy(i):
+            made[kind].add(providers[i])
+            return make(i)
 
-        return real(self, kind, rows, spy)
+        return real(self, kind, keys, providers, spy)
 
-    monkeypatch.setattr(listingcache.RowTexts, "each", each)
+    monkeypatch.setattr(listingcache.RowTexts, "each_keyed", each_keyed)
     return made
 
 
