@@ -133,11 +133,13 @@ class RowTexts:
 
 
 def _kept(fh, family: str, context: str, keys: dict) -> dict | None:
-    head = fh.readline()
+    head = fh.readline(len(HEAD) + 67)
+    if not head.startswith(f"{HEAD} ".encode()):  # another version, or not a listing cache at all
+        return None
     digest = hashlib.sha256()
     kept = {kind: {} for kind in KINDS}
     try:
-        records = _records(fh, digest)
+        records = _records(fh, digest, os.fstat(fh.fileno()).st_size - len(head))
         first = next(records, None)
         if not (type(first) is tuple and len(first) == 3 and first[:2] == (family, context)):
             return None
@@ -170,14 +172,16 @@ def _shaped(texts: list) -> bool:
     return set(map(type, texts)) <= {str}
 
 
-def _records(fh, digest):
-    """The file's records from its second line on, each hashed into `digest`: a record is its length in
-    8 bytes, then its marshal data (marshal.load on a file object reads it in many small calls: five
-    times slower than marshal.loads on the record's bytes)."""
+def _records(fh, digest, left: int):
+    """The file's records from its second line on (`left` bytes), each hashed into `digest`: a record is
+    its length in 8 bytes, then its marshal data (marshal.load on a file object reads it in many small
+    calls: five times slower than marshal.loads on the record's bytes)."""
     while size := fh.read(8):
-        data = fh.read(int.from_bytes(size, "little")) if len(size) == 8 else b""
-        if len(size) != 8 or len(data) != int.from_bytes(size, "little"):
+        length = int.from_bytes(size, "little")
+        left -= len(size) + length
+        if len(size) != 8 or left < 0:  # a length that runs past the end: damaged (never read, however large)
             raise ValueError("a record cut short")
+        data = fh.read(length)
         digest.update(size)
         digest.update(data)
         yield marshal.loads(data)

@@ -104,6 +104,8 @@ def test_a_damaged_or_foreign_listing_cache_is_not_used(tmp_path, monkeypatch):
     for n, damaged in enumerate(
         [
             b"not a listing cache\n\x00",
+            bytes(range(256)) * 4,  # no line break where the header should end, and no header
+            head + b"\n" + (2**62).to_bytes(8, "little") + payload[8:],  # a record's length far past the end
             head + b"\n" + payload[:-10],  # cut short: the digest no longer matches
             _rewritten(payload, lambda kind, texts: texts if kind != "csv" else [1] * len(texts)),
             _rewritten(payload, lambda kind, texts: texts if kind != "figures" else [("x",)] * len(texts)),
