@@ -108,3 +108,26 @@ def test_missing_pagefind_is_one_line(tmp_path, monkeypatch):
         "(pip install 'pagefind[bin]==1.5.2')"
     )
     assert not (tmp_path / "site").exists()
+
+
+def test_a_failing_pagefind_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    """Pagefind that exits with an error: its last line, exit 1, and no temporary folder left behind (a
+    thread reads the index and removes the folder once the process ends)."""
+    import tempfile
+
+    import pagefind_bin
+
+    script = tmp_path / "pagefind"
+    script.write_text("#!/bin/sh\necho 'index: something went wrong' >&2\nexit 3\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(pagefind_bin, "get_executable", lambda: str(script))
+    where = tmp_path / "tmp"
+    where.mkdir()
+    real = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda prefix, dir=None: real(prefix=prefix, dir=where))
+    content = make_content(tmp_path)
+    result = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
+    assert result.exit_code == 1, result.output
+    assert "error: search: Pagefind failed: index: something went wrong" in result.output
+    assert "Traceback" not in result.output
+    assert list(where.iterdir()) == [] and not (tmp_path / "site").exists()
