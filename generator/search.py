@@ -13,14 +13,12 @@ the same bytes.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import html
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from pathlib import Path
 
 from generator.errors import BuildError
@@ -88,8 +86,6 @@ class Index:
         self.key = digest(pages, language)
         self.folder: Path | None = None
         self.process: subprocess.Popen | None = None
-        self._reader: threading.Thread | None = None  # reads the index and removes the folder (start)
-        self._found: list[tuple[str, bytes]] | None = None
 
     def start(self) -> Index:
         binary = executable()
@@ -107,23 +103,7 @@ class Index:
             stdin=subprocess.DEVNULL,
             env={**os.environ, "NO_COLOR": "1"},
         )
-        # As soon as Pagefind is done, while the workers still render, a thread reads the index and removes
-        # the folder: both took 0.11-0.15 s of the last, serial part of the default site's build.
-        self._reader = threading.Thread(target=self._read_index, args=(self.process,), daemon=True)
-        self._reader.start()
         return self
-
-    def _read_index(self, process: subprocess.Popen) -> None:
-        process.wait()  # (outside the interpreter's lock, as the main thread's own waits are)
-        if process.returncode == 0:
-            out = self.folder / "out"
-            with contextlib.suppress(OSError):  # then `files` says the index could not be read
-                self._found = [
-                    (f"{FOLDER}/{path.relative_to(out).as_posix()}", path.read_bytes())
-                    for path in sorted(out.rglob("*"))
-                    if path.is_file()
-                ]
-        shutil.rmtree(self.folder, ignore_errors=True)  # the documents and the index, read
 
     def files(self, timeout: float = 300) -> list[tuple[str, bytes]]:
         """(path in the site, bytes) of every index file, sorted; BuildError when Pagefind failed."""
@@ -137,18 +117,18 @@ class Index:
         if self.process.returncode != 0:
             last = (err or b"").decode("utf-8", "replace").strip().splitlines()
             raise BuildError(f"search: Pagefind failed: {last[-1] if last else f'exit {self.process.returncode}'}")
-        self._reader.join()  # it has read the index (the process has ended)
-        if self._found is None:
-            raise BuildError("search: Pagefind's index could not be read")
-        return sorted([*self._found, (INPUT, f"{self.key}\n".encode())])
+        out = self.folder / "out"
+        found = []
+        for path in sorted(out.rglob("*")):
+            if path.is_file():
+                found.append((f"{FOLDER}/{path.relative_to(out).as_posix()}", path.read_bytes()))
+        found.append((INPUT, f"{self.key}\n".encode()))
+        return sorted(found)
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.communicate()
-        if self._reader is not None:  # done, or done as soon as the process is gone
-            self._reader.join()
-            self._reader = None
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
