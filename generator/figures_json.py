@@ -13,6 +13,7 @@ from typing import NamedTuple
 from generator import pagecache
 from generator.claims import claim_line, claim_line_once
 from generator.escape import json_encoder
+from generator.listingcache import RowTexts
 
 _enc = json_encoder()
 
@@ -171,19 +172,7 @@ def _line_of(run: list[tuple]):
     return line
 
 
-class _NoTexts:
-    """listingcache.RowTexts with nothing kept and nothing written (a listing built in memory)."""
-
-    @staticmethod
-    def each(_kind: str, rows: list, make) -> list:
-        return [make(r) for r in rows]
-
-    @staticmethod
-    def each_keyed(_kind: str, keys: list, _providers: list, make) -> list:
-        return [make(i) for i in range(len(keys))]
-
-
-NO_TEXTS = _NoTexts()
+NO_TEXTS = RowTexts()  # nothing kept and nothing written: a listing built in memory
 
 
 class _Listed(NamedTuple):

@@ -29,6 +29,8 @@ import os
 import sys
 from pathlib import Path
 
+from generator.nextfile import NextFile, header
+
 VERSION = 2  # 2: a figure line per figure id
 HEAD = f"costpress listing cache {VERSION} python {sys.version_info[0]}.{sys.version_info[1]} marshal {marshal.version}"
 KINDS = ("html", "csv", "figures")  # a fitting row's rows-file line; a row's CSV line; a figure's line
@@ -45,23 +47,17 @@ def _tmp(path: Path) -> Path:
 class RowTexts:
     """One listing's rows' text: what the last build wrote (where still valid), and the next file."""
 
-    def __init__(self, out: Path | None, number: int, family: str, context: str, keys: dict | None, read: bool):
+    def __init__(
+        self, out: Path | None = None, number: int = 0, family: str = "", context: str = "", keys=None, read=False
+    ):
+        """With no `out` or no `keys` (--check, a build in memory): nothing kept and nothing written."""
         self.kept: dict[str, dict[str, object]] = {kind: {} for kind in KINDS}
-        self._fh = None
-        self._hash = hashlib.sha256()
-        self.tmp = None
-        if out is None or keys is None:  # no output folder (--check, a build in memory) or no row keys
+        path = cache_path(out, number) if out is not None and keys is not None else None
+        self._next = NextFile(_tmp(path) if path is not None else None, HEAD)
+        if path is None:
             return
-        path = cache_path(out, number)
         if read:
             self._read(path, family, context, keys)
-        self.tmp = _tmp(path)
-        try:
-            self._fh = open(self.tmp, "wb")  # noqa: SIM115 (open until close or discard)
-            self._fh.write(_header("0" * 64))  # the digest goes in once every record is written
-        except OSError:
-            self.discard()
-            return
         self._write((family, context, keys))
 
     def each(self, kind: str, rows: list, make) -> list:
@@ -79,39 +75,24 @@ class RowTexts:
                     out[i] = make(i)
         else:
             out = [make(i) for i in range(len(keys))]
-        if self._fh is not None:
+        if self._next.tmp is not None:
             self._write((kind, keys, providers, out))
         return out
 
     def close(self) -> None:
         """The listing is written: complete the next file (the main process puts it in place)."""
-        if self._fh is None:
-            return
-        try:
-            self._fh.seek(0)
-            self._fh.write(_header(self._hash.hexdigest()))
-            self._fh.close()
-            self._fh = None
-        except OSError:
-            self.discard()
+        self._next.close()
 
     def discard(self) -> None:
-        if self._fh is not None:
-            with contextlib.suppress(OSError):
-                self._fh.close()
-            self._fh = None
-        if self.tmp is not None:
-            with contextlib.suppress(OSError):
-                self.tmp.unlink()
+        self._next.discard()
 
     def _write(self, record) -> None:
         try:
             data = marshal.dumps(record)
-            data = len(data).to_bytes(8, "little") + data  # marshal.loads on each record's bytes, not load
-            self._hash.update(data)
-            self._fh.write(data)
-        except (OSError, ValueError):
-            self.discard()
+        except ValueError:
+            self._next.discard()
+            return
+        self._next.write(len(data).to_bytes(8, "little") + data)  # marshal.loads on each record, not load
 
     def release(self, kind: str) -> None:
         """The listing has used every kept text of `kind`: let them go (a 100,000-page listing holds 100 MB)."""
@@ -164,7 +145,7 @@ def _kept(fh, family: str, context: str, keys: dict) -> dict | None:
                 into.update((k, t) for k, p, t in zip(row_keys, providers, texts, strict=True) if p in same)
     except (ValueError, EOFError, TypeError):
         return None
-    return kept if head == _header(digest.hexdigest()) else None
+    return kept if head == header(HEAD, digest.hexdigest()) else None
 
 
 def _shaped(texts: list) -> bool:
@@ -185,10 +166,6 @@ def _records(fh, digest, left: int):
         digest.update(size)
         digest.update(data)
         yield marshal.loads(data)
-
-
-def _header(digest: str) -> bytes:
-    return f"{HEAD} {digest}\n".encode()
 
 
 def save(out: Path, count: int) -> None:

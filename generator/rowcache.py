@@ -32,6 +32,7 @@ from pathlib import Path
 
 from generator import listingcache
 from generator.families import ROW_VALUES, row_values
+from generator.nextfile import NextFile, header
 from generator.pagecache import digest_of
 from generator.records import Catalog, Offer
 
@@ -59,8 +60,7 @@ class RowCache:
         self.old: dict[str, tuple[str, dict[str, tuple[str, bytes]]]] = {}
         if self.path is not None and read:
             self.old = _read(self.path) or {}
-        self._fh = None
-        self._hash = hashlib.sha256()
+        self._next = NextFile(self.tmp, HEAD)
         self._ready = False  # the next file is whole (finish)
 
     def family(self, cat: Catalog, fam) -> FamilyRows:
@@ -81,32 +81,12 @@ class RowCache:
 
     def write(self, family: str, family_key: str, provider: str, provider_key: str, rows: bytes) -> None:
         """One provider's rows into the next file (best effort: a file that cannot be written is dropped)."""
-        if self.tmp is None:
-            return
-        try:
-            if self._fh is None:
-                self._fh = open(self.tmp, "wb")  # noqa: SIM115 (open until finish or discard)
-                self._fh.write(_header("0" * 64))  # the digest goes in once every record is written
-            data = marshal.dumps((family, family_key, provider, provider_key, rows))
-            self._hash.update(data)
-            self._fh.write(data)
-        except OSError:
-            self.discard()
-            self.tmp = None
+        self._next.write(marshal.dumps((family, family_key, provider, provider_key, rows)))
 
     def finish(self) -> None:
         """Every family is expanded: complete the next file and let the old rows go (before the fork)."""
         self.old = {}
-        if self._fh is None:
-            return
-        try:
-            self._fh.seek(0)
-            self._fh.write(_header(self._hash.hexdigest()))
-            self._fh.close()
-            self._fh = None
-            self._ready = True
-        except OSError:
-            self.discard()
+        self._ready = self._next.close()
 
     def save(self) -> None:
         """Put the next file in place of the cache, once the site is published, and the listings' files."""
@@ -121,14 +101,8 @@ class RowCache:
 
     def discard(self) -> None:
         """Remove the next file (a build that fails leaves none)."""
-        if self._fh is not None:
-            with contextlib.suppress(OSError):
-                self._fh.close()
-            self._fh = None
         self._ready = False
-        if self.tmp is not None:
-            with contextlib.suppress(OSError):
-                self.tmp.unlink()
+        self._next.discard()
         if self.out is not None:
             listingcache.discard(self.out, self.listings)
 
@@ -180,10 +154,6 @@ class FamilyRows:
         self._computed, self._loaded = {}, {}
 
 
-def _header(digest: str) -> bytes:
-    return f"{HEAD} {digest}\n".encode()
-
-
 def _shaped(rows) -> bool:
     """A list of value tuples as families.row_values makes them."""
     size = len(ROW_VALUES)
@@ -198,7 +168,7 @@ def _read(path: Path) -> dict | None:
             payload = fh.read()
     except OSError:
         return None
-    if head != _header(hashlib.sha256(payload).hexdigest()):
+    if head != header(HEAD, hashlib.sha256(payload).hexdigest()):
         return None
     out: dict[str, tuple[str, dict]] = {}
     records = io.BytesIO(payload)

@@ -1,0 +1,65 @@
+"""The next version of a state file beside the output folder (the row cache, the listing caches), written a
+record at a time behind a header line that names its format and the sha256 of everything after it.
+
+The header goes in last, so a file cut short by a crash never has a digest that matches; the file is
+`<name>.tmp` until its owner puts it in place once the site is published, or removes it when the build
+fails. Best effort, like every cache: a file that cannot be written is dropped, and the next build
+computes what it would have held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path
+
+
+def header(head: str, digest: str) -> bytes:
+    """The first line of a state file in format `head` whose records have sha256 `digest`."""
+    return f"{head} {digest}\n".encode()
+
+
+class NextFile:
+    def __init__(self, tmp: Path | None, head: str) -> None:
+        self.tmp = tmp  # None: nothing is written (no output folder, or the file was dropped)
+        self.head = head
+        self._fh = None
+        self._hash = hashlib.sha256()
+
+    def write(self, data: bytes) -> None:
+        """One record's bytes, the file opened with a placeholder header on the first."""
+        if self.tmp is None:
+            return
+        try:
+            if self._fh is None:
+                self._fh = open(self.tmp, "wb")  # noqa: SIM115 (open until close or discard)
+                self._fh.write(header(self.head, "0" * 64))
+            self._hash.update(data)
+            self._fh.write(data)
+        except OSError:
+            self.discard()
+
+    def close(self) -> bool:
+        """The header with the records' digest, and the file closed: True when it is whole."""
+        if self._fh is None:
+            return False
+        try:
+            self._fh.seek(0)
+            self._fh.write(header(self.head, self._hash.hexdigest()))
+            self._fh.close()
+            self._fh = None
+            return True
+        except OSError:
+            self.discard()
+            return False
+
+    def discard(self) -> None:
+        """Remove the file (and write no more)."""
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                self.tmp.unlink()
+            self.tmp = None
