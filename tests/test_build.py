@@ -449,11 +449,12 @@ def test_library_versions_are_what_importlib_metadata_reports():
         assert version == metadata.version(name), name
 
 
-def test_a_site_of_families_loads_neither_numpy_nor_pandas(tmp_path):
-    """Family grids compute on plain floats: the 0.25 s of importing numpy and pandas stays out of such builds."""
+def test_a_build_loads_neither_numpy_nor_pandas(tmp_path):
+    """Family grids and written articles compute on plain floats: the 0.3 s of importing numpy and pandas stays
+    out of a build. One process (--jobs 1) builds a family and an article of every kind that prices setups."""
     content = make_content(tmp_path, families=True)
-    for article in (content / "articles").glob("*.md"):
-        article.unlink()
+    kinds = {re.search(r"^kind: (\S+)", a.read_text(), re.M).group(1) for a in (content / "articles").glob("*.md")}
+    assert {"flops", "market", "throughput", "time-to-train"} <= kinds, kinds
     code = (
         "import os, sys\n"
         "from generator import cli\n"
@@ -461,7 +462,7 @@ def test_a_site_of_families_loads_neither_numpy_nor_pandas(tmp_path):
         "    print('loaded:', sorted({'numpy', 'pandas', 'importlib.metadata'} & set(sys.modules)), flush=True)\n"
         "    os.abort() if code else None\n"
         "os._exit = leave\n"
-        f"sys.argv = ['costpress', *{args(content, tmp_path / 'site')!r}]\n"
+        f"sys.argv = ['costpress', *{args(content, tmp_path / 'site', '--jobs', '1')!r}]\n"
         "cli.main()\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

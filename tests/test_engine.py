@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import types
 
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 from generator import engine
+from generator.engine import rows as rows_engine
 
 
 def test_throughput_hours_and_cost():
@@ -63,8 +65,93 @@ def test_grid_is_every_combination():
 
 
 def test_leaders_detects_ties_at_display_precision():
-    frame = pd.DataFrame({"key": ["x", "y", "z"], "v": [1.004, 1.001, 2.0]})
-    assert engine.leaders(frame, "v")["key"].tolist() == ["x", "y"]
+    rows = [{"key": "x", "v": 1.004}, {"key": "y", "v": 1.001}, {"key": "z", "v": 2.0}, {"key": "n", "v": math.nan}]
+    assert [r["key"] for r in rows_engine.leader_rows(rows, "v")] == ["x", "y"]
+    assert [r["key"] for r in rows_engine.leader_rows(rows, "v", lowest=False)] == ["z"]
+    # below ten cents a price shows two significant figures: 0.0312 and 0.0314 both read $0.031
+    cents = [{"key": "a", "v": 0.0314}, {"key": "b", "v": 0.0312}, {"key": "c", "v": 0.0326}]
+    assert [r["key"] for r in rows_engine.leader_rows(cents, "v")] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "x", [0.125, 0.375, 2.675, 1.005, -0.125, 1e300, 1e308, 123456.785, 0.0, -0.0, 5e-324, math.inf]
+)
+@pytest.mark.parametrize("places", [0, 1, 2, 3, -1, -2])
+def test_rounding_is_numpy_rounding(x, places):
+    """Ties at display precision are found as the frame version found them, by numpy's round."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):  # 1e308 × 1000 is past the float range: numpy gives inf, and so must we
+        expected = float(np.round(np.float64(x), places))
+    assert rows_engine.rounded(x, places) == expected
+    assert math.isnan(rows_engine.rounded(math.nan, places))
+
+
+def test_records_type_columns_as_a_frame_does():
+    """None among numbers is NaN and an int among floats a float, as in a frame; other columns keep their values."""
+    import datetime as dt
+
+    rows = [
+        {"a": 1, "b": 2.5, "c": "x", "d": True, "e": None, "f": dt.date(2026, 1, 1), "g": 3, "h": None, "i": None},
+        {"a": 2, "b": 3.5, "c": "y", "d": False, "e": 1.5, "f": dt.date(2026, 1, 2), "g": 4.0, "h": None, "i": True},
+    ]
+    typed = rows_engine.records(rows)
+    expected = pd.DataFrame(rows).to_dict("records")
+    for mine, theirs in zip(typed, expected, strict=True):
+        assert list(mine) == list(theirs)
+        for name in mine:
+            a, b = mine[name], theirs[name]
+            assert type(a) is type(b) and (a == b or (a != a and b != b)), (name, a, b)
+    assert rows[0]["e"] is None  # the rows given are not changed
+
+
+def test_flop_rows_equal_the_frame_grid_bit_for_bit():
+    setups = [
+        {"key": "a", "ops_per_param": 6, "parameters": 70_553_706_496, "peak_tflops": 989, "usd_per_hour": 2.49},
+        {"key": "b", "ops_per_param": 8, "parameters": 70_553_706_496, "peak_tflops": 7916.0, "usd_per_hour": 31.9},
+    ]
+    tokens, utils = [2e7, 1e9, 123_456_789], [0.15, 0.3, 0.55]
+    rows = rows_engine.flop_rows(rows_engine.records(setups), tokens, utils, 0.25)
+    frame = engine.flop_grid(pd.DataFrame(setups), tokens, utils, 0.25).to_dict("records")
+    assert len(rows) == len(frame) == 18
+    for mine, theirs in zip(rows, frame, strict=True):
+        assert mine == theirs  # every value, floats compared exactly
+    # and one row by hand: 8 × 70,553,706,496 × 1e9 / (7,916e12 × 0.55 × 3600)
+    row = next(r for r in rows if r["key"] == "b" and r["tokens"] == 1e9 and r["utilization"] == 0.55)
+    hours = 8 * 70_553_706_496 * 1e9 / (7916e12 * 0.55 * 3600)
+    assert row["hours"] == pytest.approx(hours, rel=1e-15)
+    assert row["cost_with_startup"] == pytest.approx((hours + 0.25) * 31.9, rel=1e-15)
+    # one utilization given as a number, not a list
+    assert len(rows_engine.flop_rows(setups, [1e6], 0.3)) == 2
+
+
+def test_throughput_rows_follow_the_formula():
+    runs = [{"key": "r", "tokens_per_second": 759.79, "usd_per_hour": 0.75}]
+    (row,) = rows_engine.throughput_rows(runs, [100_000_000])
+    hours = 100e6 / 759.79 / 3600
+    assert row["tokens"] == 1e8 and type(row["tokens"]) is float
+    assert row["hours"] == pytest.approx(36.5598, abs=1e-4) and row["hours"] == hours
+    assert row["cost"] == hours * 0.75
+    assert row["usd_per_million"] == hours * 0.75 / 1e8 * 1e6
+
+
+def test_time_spread_is_pandas_groupby():
+    results = [
+        {"group": "h100x8", "minutes": 10.5},
+        {"group": "a100x8", "minutes": 30.0},
+        {"group": "h100x8", "minutes": 12.25},
+        {"group": "h100x8", "minutes": 11.0},
+        {"group": "h100x8", "minutes": 9.75},
+        {"group": "a100x8", "minutes": 31.5},
+        {"group": "b200x8", "minutes": 5.0},
+    ]
+    spread = rows_engine.time_spread_rows(results, "group")
+    # by hand: h100x8 sorted 9.75, 10.5, 11.0, 12.25: median (10.5 + 11.0) / 2 = 10.75
+    assert spread[1] == {"group": "b200x8", "systems": 1, "fastest": 5.0, "median": 5.0, "slowest": 5.0}
+    assert spread[2] == {"group": "h100x8", "systems": 4, "fastest": 9.75, "median": 10.75, "slowest": 12.25}
+    frame = pd.DataFrame(results).groupby("group", sort=True)["minutes"]
+    assert [r["median"] for r in spread] == frame.median().tolist()
+    assert [r["group"] for r in spread] == ["a100x8", "b200x8", "h100x8"]
 
 
 def test_flop_costs_on_plain_columns_follow_the_formula():

@@ -1,8 +1,9 @@
-"""The cost engine: pure functions over numbers, numpy columns and pandas frames.
+"""The cost engine: pure functions over numbers, row dicts, numpy columns and pandas frames.
 
 One module per subject, as the pipeline's stages are:
 
 - `flops`: time, cost and utilization from operation counts, throughputs and prices;
+- `rows`: the frame functions of `flops` for lists of row dicts (what a build uses: no pandas);
 - `architecture`: parameter counts from a model's architecture (a Hugging Face config);
 - `memory`: the memory of one training job, per GPU, part by part.
 

@@ -2,9 +2,10 @@
 
 Arithmetic is done in float64 on unrounded inputs; rounding happens only when a
 figure is formatted for display. pandas and numpy are imported by the functions
-that work on frames and arrays: a site of page families computes with plain
-floats (the same IEEE operations in the same order) and never loads either
-(importing pandas is 0.17 s of a build's start-up, numpy 0.075 s).
+that work on frames and arrays, which `estimate` uses; a build computes with
+plain floats (the same IEEE operations in the same order: page families here,
+written articles through `engine.rows`) and never loads either (importing
+pandas is 0.3 s of a worker's time, numpy 0.075 s).
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def cost_per_million(cost, tokens):
 
 def price_per_pflop_hour(usd_per_hour, peak_tflops):
     """Hourly price divided by the setup's dense peak in PFLOPS."""
+    if type(peak_tflops) in (int, float):  # one setup: float64 math without numpy's call
+        return usd_per_hour / (float(peak_tflops) / 1000.0)
     return usd_per_hour / (np.asarray(peak_tflops, float) / 1000.0)
 
 
@@ -97,17 +100,6 @@ def utilization_over_run(ops_per_param, parameters, tokens, peak_tflops, hours):
     return ops_per_param * parameters * tokens / (peak * TERA * hours * SECONDS_PER_HOUR)
 
 
-def time_spread(results: pd.DataFrame, by: str, column: str = "minutes") -> pd.DataFrame:
-    """Per group: how many results, and the fastest, median and slowest value of a time column."""
-    import pandas as pd
-
-    grouped = results.groupby(by, sort=True)[column]
-    out = pd.DataFrame(
-        {"systems": grouped.size(), "fastest": grouped.min(), "median": grouped.median(), "slowest": grouped.max()}
-    )
-    return out.reset_index()
-
-
 def tokens_for_budget(budget_usd, usd_per_million):
     """Training tokens a budget buys at a given cost per million tokens."""
     return budget_usd / usd_per_million * MILLION
@@ -115,6 +107,8 @@ def tokens_for_budget(budget_usd, usd_per_million):
 
 def trial_budget(cost_per_run, runs):
     """Total bill for a number of runs of the same project."""
+    if type(runs) in (int, float):  # one count: float64 math without numpy's call
+        return float(runs) * cost_per_run
     return np.asarray(runs, float) * cost_per_run
 
 
@@ -168,34 +162,6 @@ def flop_grid(
     for name, values in costs.items():
         grid[name] = values
     return grid
-
-
-def throughput_grid(runs: pd.DataFrame, tokens: Sequence[float]) -> pd.DataFrame:
-    """Every measured run × token count: hours and cost from tokens_per_second and usd_per_hour."""
-    import pandas as pd
-
-    axis = pd.DataFrame({"tokens": np.asarray(tokens, float)})
-    grid = runs.merge(axis, how="cross")
-    grid["hours"] = throughput_hours(grid["tokens"], grid["tokens_per_second"].astype(float))
-    grid["cost"] = run_cost(grid["hours"], grid["usd_per_hour"].astype(float))
-    grid["usd_per_million"] = cost_per_million(grid["cost"], grid["tokens"])
-    return grid
-
-
-def leaders(frame: pd.DataFrame, column: str, places: int = 2, lowest: bool = True) -> pd.DataFrame:
-    """Rows that share the best value of a column once rounded to display precision.
-
-    Ties are decided at the precision a reader sees, so a page never names one
-    winner where the printed figures are equal.
-    """
-    values = frame[column].astype(float)
-    if places == 2 and len(values):  # amounts below ten cents are shown to two significant figures
-        from generator.formatting import usd_places
-
-        places = usd_places(values.min() if lowest else values.max())
-    rounded = values.round(places)
-    best = rounded.min() if lowest else rounded.max()
-    return frame[rounded == best]
 
 
 def rank(frame: pd.DataFrame, column: str, key: str = "key") -> pd.DataFrame:

@@ -11,6 +11,7 @@ import yaml
 from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Recorder, fail, find_offer, lookup, providers_phrase
 from generator.model import Blocks, Chart, Code, Column, Input, Table
 from generator.records import Article, Catalog
@@ -95,8 +96,6 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
 
 def _setups(page: _Page):
     """Each listed method and offer as an engine row; a setup that cannot hold the job is a params error."""
-    import pandas as pd  # only the kinds that make frames load it (see engine)
-
     cat, art, model = page.cat, page.art, page.model
     rows, offers = [], []
     for i, s in enumerate(page.p["setups"]):
@@ -125,37 +124,38 @@ def _setups(page: _Page):
         fail(art, ("setups",), "the same method and offer are listed twice")
     for r in rows:  # the memory model's estimate, shown beside the guide's figure
         page.rec(f"memory.{r['key']}.per_gpu", r["per_gpu_gb"], "GB")
-    return pd.DataFrame(rows), offers
+    return rows_engine.records(rows), offers
 
 
 def _run_cost(page: _Page, setups):
     """The article's run (examples × tokens × epochs) on every setup."""
     p, rec, model = page.p, page.rec, page.model
     run_tokens = p["examples"] * p["tokens_per_example"] * p["epochs"]
-    run = engine.flop_grid(setups, [run_tokens], p["utilization"], p["startup_hours"])
-    run["price_per_pflop_hour"] = engine.price_per_pflop_hour(run["usd_per_hour"], run["peak_tflops"])
-    for r in run.itertuples():
-        rec(f"run.{r.key}.hours", r.hours, "hours", model.id, r.method, r.offer)
-        rec(f"run.{r.key}.training_cost", r.training_cost, "USD", model.id, r.method, r.offer)
-        rec(f"run.{r.key}.cost_with_startup", r.cost_with_startup, "USD", model.id, r.method, r.offer)
-        rec(f"run.{r.key}.usd_per_million", r.usd_per_million, "USD per million tokens", r.offer)
+    run = rows_engine.flop_rows(setups, [run_tokens], p["utilization"], p["startup_hours"])
+    for r in run:
+        r["price_per_pflop_hour"] = engine.price_per_pflop_hour(r["usd_per_hour"], r["peak_tflops"])
+        key, method, offer = r["key"], r["method"], r["offer"]
+        rec(f"run.{key}.hours", r["hours"], "hours", model.id, method, offer)
+        rec(f"run.{key}.training_cost", r["training_cost"], "USD", model.id, method, offer)
+        rec(f"run.{key}.cost_with_startup", r["cost_with_startup"], "USD", model.id, method, offer)
+        rec(f"run.{key}.usd_per_million", r["usd_per_million"], "USD per million tokens", offer)
     return run, run_tokens
 
 
 def _leaders(run) -> dict:
     """The cheapest setup per token and per hour, the dearest per hour, and the best of each method family."""
-    by_token = engine.rank(run, "usd_per_million")
-    by_hour = engine.rank(run, "usd_per_hour")
-    adapters = run[run["family"] == "adapter"]
-    fulls = run[run["family"] == "full"]
-    best_adapter = engine.rank(adapters, "usd_per_million").iloc[0].to_dict() if len(adapters) else None
-    best_full = engine.rank(fulls, "usd_per_million").iloc[0].to_dict() if len(fulls) else None
+    by_token = [dict(r) for r in engine.rank_rows(run, "usd_per_million")]
+    by_hour = engine.rank_rows(run, "usd_per_hour")
+    adapters = [r for r in by_token if r["family"] == "adapter"]  # by_token's order: ranked as they are
+    fulls = [r for r in by_token if r["family"] == "full"]
+    best_adapter = dict(adapters[0]) if adapters else None
+    best_full = dict(fulls[0]) if fulls else None
     return {
         "by_token": by_token,
-        "best": by_token.iloc[0].to_dict(),
-        "best_ties": engine.leaders(run, "usd_per_million")["label"].tolist(),
-        "cheapest_hour": by_hour.iloc[0].to_dict(),
-        "dearest_hour": by_hour.iloc[-1].to_dict(),
+        "best": dict(by_token[0]),
+        "best_ties": [r["label"] for r in rows_engine.leader_rows(run, "usd_per_million")],
+        "cheapest_hour": dict(by_hour[0]),
+        "dearest_hour": dict(by_hour[-1]),
         "best_adapter": best_adapter,
         "best_full": best_full,
         "pair": [r for r in (best_adapter, best_full) if r is not None],
@@ -164,25 +164,26 @@ def _leaders(run) -> dict:
 
 def _pflop_by_gpu(page: _Page, run) -> dict:
     """Price per PFLOP-hour, one bar per GPU type (its cheapest offer)."""
-    per_gpu = engine.rank(
-        run.sort_values(["price_per_pflop_hour", "count", "key"]).drop_duplicates("gpu"), "price_per_pflop_hour"
-    )
+    first_of_gpu: dict[str, dict] = {}  # each GPU's cheapest setup, the fewest GPUs first on a tie
+    for r in sorted(run, key=lambda r: (r["price_per_pflop_hour"], r["count"], r["key"])):
+        first_of_gpu.setdefault(r["gpu"], r)
+    per_gpu = engine.rank_rows(list(first_of_gpu.values()), "price_per_pflop_hour")
     rows = []
-    for r in per_gpu.itertuples():
+    for r in per_gpu:
         rows.append(
             {
-                "gpu": r.gpu_name,
-                "usd_per_gpu_hour": r.usd_per_hour / r.count,
-                "peak_pflops": r.peak_tflops / r.count / 1000,
+                "gpu": r["gpu_name"],
+                "usd_per_gpu_hour": r["usd_per_hour"] / r["count"],
+                "peak_pflops": r["peak_tflops"] / r["count"] / 1000,
                 "price_per_pflop_hour": page.rec(
-                    f"pflop.{r.gpu}", r.price_per_pflop_hour, "USD per PFLOP-hour", r.offer
+                    f"pflop.{r['gpu']}", r["price_per_pflop_hour"], "USD per PFLOP-hour", r["offer"]
                 ),
             }
         )
     return {
         "per_gpu": per_gpu,
         "rows": rows,
-        "leaders": engine.leaders(per_gpu, "price_per_pflop_hour")["gpu_name"].tolist(),
+        "leaders": [r["gpu_name"] for r in rows_engine.leader_rows(per_gpu, "price_per_pflop_hour")],
     }
 
 
@@ -190,36 +191,40 @@ def _comparisons(page: _Page, run, lead: dict) -> dict:
     """The best setup against the cheapest hour (peak, price, break-even), and the range per million tokens."""
     rec, best, cheapest_hour = page.rec, lead["best"], lead["cheapest_hour"]
     price_ratio = rec("compare.price_ratio", best["usd_per_hour"] / cheapest_hour["usd_per_hour"], "ratio")
-    per_million = lead["by_token"]["usd_per_million"]
+    per_million = [r["usd_per_million"] for r in lead["by_token"]]
     return {
         "peak_ratio": rec("compare.peak_ratio", best["peak_tflops"] / cheapest_hour["peak_tflops"], "ratio"),
         "price_ratio": price_ratio,
         "break_even_hours": rec(
             "compare.break_even_hours", engine.break_even_hours(best["hours"], price_ratio), "hours"
         ),
-        "range_low": rec("headline.low", per_million.min(), "USD per million tokens"),
-        "range_high": rec("headline.high", per_million.max(), "USD per million tokens"),
+        "range_low": rec("headline.low", min(per_million), "USD per million tokens"),
+        "range_high": rec("headline.high", max(per_million), "USD per million tokens"),
     }
 
 
 def _larger_runs(page: _Page, setups, run, lead: dict) -> dict:
     """The cheapest adapter and full setups at more tokens, with startup, and startup's share of each run."""
     p, rec, pair = page.p, page.rec, lead["pair"]
-    records = {r["key"]: r for r in run.to_dict("records")}
-    larger = engine.flop_grid(
-        setups[setups["key"].isin([r["key"] for r in pair])], p["larger_tokens"], p["utilization"], p["startup_hours"]
+    records = {r["key"]: r for r in run}
+    keys = {r["key"] for r in pair}
+    larger = rows_engine.flop_rows(
+        [s for s in setups if s["key"] in keys], p["larger_tokens"], p["utilization"], p["startup_hours"]
     )
+
+    def cell(key: str, tokens: float) -> dict:
+        return next(x for x in larger if x["key"] == key and x["tokens"] == tokens)
+
     rows = []
     for t in p["larger_tokens"]:
         row = {"tokens": t}
         for r in pair:
-            cell = larger[(larger["key"] == r["key"]) & (larger["tokens"] == t)].iloc[0]
-            row[r["key"]] = rec(f"larger.{fmt.tokens(t)}.{r['key']}", cell["cost_with_startup"], "USD")
+            row[r["key"]] = rec(f"larger.{fmt.tokens(t)}.{r['key']}", cell(r["key"], t)["cost_with_startup"], "USD")
         rows.append(row)
     startup_share = []
     for r in pair:
         first = records[r["key"]]
-        last = larger[(larger["key"] == r["key"]) & (larger["tokens"] == max(p["larger_tokens"]))].iloc[0]
+        last = cell(r["key"], max(p["larger_tokens"]))
         startup_share.append(
             {
                 "label": r["label"],
@@ -262,7 +267,7 @@ def _planning(page: _Page, lead: dict) -> dict:
 def _ops_by_family(page: _Page, setups) -> list[dict]:
     """Operations per token for each method family the setups use."""
     fam_rows = []
-    used = set(setups["method"])
+    used = {s["method"] for s in setups}
     for family in ("adapter", "full"):
         ms = [m for m in page.cat.methods.values() if m.family == family and m.id in used]
         if not ms:
@@ -292,13 +297,13 @@ def _sensitivity(page: _Page, setups, run, run_tokens: float, best: dict) -> dic
     if len(shares) != 2 or min(shares) == max(shares):
         fail(page.art, ("sensitivity",), "expected two different utilization shares, e.g. [0.15, 0.5]")
     lo, hi = sorted(shares)
-    bounds = engine.flop_grid(setups, [run_tokens], [lo, hi], page.p["startup_hours"])
+    bounds = rows_engine.flop_rows(setups, [run_tokens], [lo, hi], page.p["startup_hours"])
     at = {}
-    for r in run.itertuples():
-        mine = bounds[bounds["key"] == r.key]
-        at[r.key] = {
-            "at_high": float(mine[mine["utilization"] == hi]["cost_with_startup"].iloc[0]),
-            "at_low": float(mine[mine["utilization"] == lo]["cost_with_startup"].iloc[0]),
+    for r in run:
+        mine = [b for b in bounds if b["key"] == r["key"]]
+        at[r["key"]] = {
+            "at_high": next(b["cost_with_startup"] for b in mine if b["utilization"] == hi),
+            "at_low": next(b["cost_with_startup"] for b in mine if b["utilization"] == lo),
         }
     mine = at[best["key"]]
     return {
@@ -342,7 +347,7 @@ def _tables(page: _Page, run, run_tokens, lead, fam_rows, offers, larger, sens) 
                 Column("peak_tflops", "Dense BF16 peak (TFLOPS)", "int", True),
                 Column("usd_per_hour", "Price per hour (USD)", "usd", True),
             ],
-            run.to_dict("records"),
+            [dict(r) for r in run],
         )
     )
     run_columns = [
@@ -351,7 +356,7 @@ def _tables(page: _Page, run, run_tokens, lead, fam_rows, offers, larger, sens) 
         Column("training_cost", "Training cost (USD)", "usd", True),
         Column("cost_with_startup", "With startup (USD)", "usd", True),
     ]
-    run_rows = run.to_dict("records")
+    run_rows = [dict(r) for r in run]
     caption = f"One run of {fmt.tokens(run_tokens)} training tokens at {fmt.pct(util)} utilization"
     if sens:
         for row in run_rows:
@@ -367,7 +372,7 @@ def _tables(page: _Page, run, run_tokens, lead, fam_rows, offers, larger, sens) 
             "per-million",
             "Cost per million training tokens, before startup",
             [Column("label", "Setup"), Column("usd_per_million", "USD per million tokens", "usd", True)],
-            lead["by_token"].to_dict("records"),
+            [dict(r) for r in lead["by_token"]],
         )
     )
     add(
@@ -412,23 +417,23 @@ def _charts(page: _Page, setups, run, best: dict, pflop_rows: list[dict], sens) 
         )
     )
 
-    grid = engine.flop_grid(setups, p["chart_tokens"], util, startup)
+    grid = rows_engine.flop_rows(setups, p["chart_tokens"], util, startup)
     series = []
     chart_rows = [{"tokens": t} for t in p["chart_tokens"]]
-    for r in run.itertuples():
-        sub = grid[grid["key"] == r.key]
-        series.append((r.label, sub["tokens"].tolist(), sub["cost_with_startup"].tolist()))
-        for row, cost in zip(chart_rows, sub["cost_with_startup"].tolist(), strict=True):
-            row[r.key] = cost
+    for r in run:
+        sub = [g for g in grid if g["key"] == r["key"]]
+        series.append((r["label"], [g["tokens"] for g in sub], [g["cost_with_startup"] for g in sub]))
+        for row, g in zip(chart_rows, sub, strict=True):
+            row[r["key"]] = g["cost_with_startup"]
     band = None
     columns = [Column("tokens", "Training tokens", "tokens", True)]
-    columns += [Column(r.key, f"{r.label}", "usd", True) for r in run.itertuples()]
+    columns += [Column(r["key"], f"{r['label']}", "usd", True) for r in run]
     if sens:
-        spread = engine.flop_grid(
-            setups[setups["key"] == best["key"]], p["chart_tokens"], [sens["low"], sens["high"]], startup
+        spread = rows_engine.flop_rows(
+            [s for s in setups if s["key"] == best["key"]], p["chart_tokens"], [sens["low"], sens["high"]], startup
         )
-        upper = spread[spread["utilization"] == sens["low"]]["cost_with_startup"].tolist()
-        lower = spread[spread["utilization"] == sens["high"]]["cost_with_startup"].tolist()
+        upper = [g["cost_with_startup"] for g in spread if g["utilization"] == sens["low"]]
+        lower = [g["cost_with_startup"] for g in spread if g["utilization"] == sens["high"]]
         band = (
             f"{best['label']}, {fmt.pct(sens['low'])} to {fmt.pct(sens['high'])} utilization",
             list(p["chart_tokens"]),
@@ -469,9 +474,9 @@ def _values(page: _Page, setups, run, run_tokens, lead, pflop, compare, larger, 
     """The names the article's prose reads."""
     cat, p, model, small = page.cat, page.p, page.model, page.small
     best, cheapest_hour, dearest_hour = lead["best"], lead["cheapest_hour"], lead["dearest_hour"]
-    records = {r["key"]: r for r in run.to_dict("records")}
-    gpu_hour = run["usd_per_hour"] / run["count"]
-    dearest_gpu = run.loc[gpu_hour.round(2) == gpu_hour.round(2).max(), "gpu"].tolist()
+    records = {r["key"]: dict(r) for r in run}
+    gpu_hour = [rows_engine.rounded(r["usd_per_hour"] / r["count"], 2) for r in run]
+    dearest_gpu = [r["gpu"] for r, price in zip(run, gpu_hour, strict=True) if price == max(gpu_hour)]
     full_method = next((x for x in cat.methods.values() if x.family == "full"), None)
     pflop_rows, best_full = pflop["rows"], lead["best_full"]
     trials, trial_costs, full_ratio = planning["trials"], planning["trial_costs"], planning["full_ratio"]
@@ -514,7 +519,7 @@ def _values(page: _Page, setups, run, run_tokens, lead, pflop, compare, larger, 
         "pflop_worst": pflop_rows[-1],
         "pflop_leaders": pflop["leaders"],
         "pflop_is_tied": len(pflop["leaders"]) > 1,
-        "dearest_pflop": pflop["per_gpu"].iloc[-1].to_dict(),
+        "dearest_pflop": dict(pflop["per_gpu"][-1]),
         "best_gpu_dearest": dearest_gpu == [best["gpu"]] or set(dearest_gpu) == {best["gpu"]},
         "cheapest_hour_price_share": cheapest_hour["usd_per_hour"] / best["usd_per_hour"],
         "rule_ops": (full_method.forward + full_method.backward) if full_method else None,
@@ -545,7 +550,7 @@ def _values(page: _Page, setups, run, run_tokens, lead, pflop, compare, larger, 
         "budget_usd": p["budget_usd"],
         "budget_tokens": planning["budget_tokens"],
         "budget_examples": planning["budget_examples"],
-        "has_qlora": "qlora" in setups["method"].values,
+        "has_qlora": any(s["method"] == "qlora" for s in setups),
         "memory": {k[1]: v.gb for k, v in cat.memory.items() if k[0] == model.id},
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator import engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Recorder, cost_bars, fail, lookup, offer_price_inputs, snapshots
 from generator.model import Blocks, Column, Input, Table
 from generator.records import Article, Catalog
@@ -25,8 +26,6 @@ SPEC = record(
 
 def build(cat: Catalog, art: Article, p: dict) -> Context:
     """One run priced at every provider's offers: the cheapest fitting setup per provider and GPU type."""
-    import pandas as pd  # only the kinds that make frames load it (see engine)
-
     rec = Recorder()
     blocks = Blocks()
     model = lookup(cat.models, p["model"], "model", art, ("model",))
@@ -43,24 +42,23 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
                     rows.append({**row, "label": f"{offer.provider_name}, {row['setup']}"})
     if not rows:
         fail(art, ("providers",), "no offer of these providers holds the training state of any listed method")
-    grid = engine.flop_grid(pd.DataFrame(rows), [p["tokens"]], p["utilization"], p["startup_hours"])
-    grid["price_per_pflop_hour"] = engine.price_per_pflop_hour(grid["usd_per_hour"], grid["peak_tflops"])
+    grid = rows_engine.flop_rows(rows_engine.records(rows), [p["tokens"]], p["utilization"], p["startup_hours"])
+    for r in grid:
+        r["price_per_pflop_hour"] = engine.price_per_pflop_hour(r["usd_per_hour"], r["peak_tflops"])
     per_method = {}
     for method in methods:
-        sub = grid[grid["method"] == method.id]
-        if sub.empty:
+        sub = [r for r in grid if r["method"] == method.id]
+        if not sub:
             per_method[method.id] = None
             continue
         # one row per provider and GPU type: the GPU count with the cheapest run
-        sub = engine.rank(sub, "cost_with_startup").drop_duplicates(["provider", "gpu"])
-        ranked = engine.rank(sub, "cost_with_startup")
-        records = ranked.to_dict("records")
+        records = _first_of_each(engine.rank_rows(sub, "cost_with_startup"), ("provider", "gpu"))
         best, worst = records[0], records[-1]
-        leaders = engine.leaders(ranked, "cost_with_startup")["label"].tolist()
-        hour = engine.rank(ranked, "usd_per_hour").iloc[0].to_dict()
+        leaders = [r["label"] for r in rows_engine.leader_rows(records, "cost_with_startup")]
+        hour = dict(engine.rank_rows(records, "usd_per_hour")[0])
         per_method[method.id] = {
             "name": method.name,
-            "state_gb": float(sub["state_gb"].iloc[0]),
+            "state_gb": float(sub[0]["state_gb"]),
             "best": best,
             "worst": worst,
             "leaders": leaders,
@@ -129,6 +127,16 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         sorted({s.checked for s in snaps}),
         [s.provider for s in snaps],
     )
+
+
+def _first_of_each(ranked: list[dict], fields: tuple[str, ...]) -> list[dict]:
+    """The first row of each combination of the fields' values, in the order given (copies)."""
+    seen, out = set(), []
+    for r in ranked:
+        if (values := tuple(r[f] for f in fields)) not in seen:
+            seen.add(values)
+            out.append(dict(r))
+    return out
 
 
 def _market_answer(model, methods, per_method: dict, tokens: float) -> dict | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Recorder, fail, find_offer, lookup
 from generator.model import Blocks, Chart, Code, Column, Input, Table
 from generator.records import Article, Catalog
@@ -75,24 +76,25 @@ def _runs(cat: Catalog, art: Article, p: dict, offer) -> list[dict]:
     return runs
 
 
-def _frame(runs: list[dict]):
-    import pandas as pd  # only the kinds that make frames load it (see engine)
-
-    return pd.DataFrame([{k: v for k, v in r.items() if k != "bench"} for r in runs])
+def _grid(runs: list[dict], tokens) -> list[dict]:
+    """Each run × token count with its hours and cost (the benchmark records left out)."""
+    return rows_engine.throughput_rows(
+        rows_engine.records({k: v for k, v in r.items() if k != "bench"} for r in runs), tokens
+    )
 
 
 def _budgets(rec: Recorder, blocks: Blocks, p: dict, main: dict, offer) -> list[dict]:
     """Time and cost of the main run at each token budget."""
     bench = main["bench"]
     rows = []
-    for r in engine.throughput_grid(_frame([main]), p["token_budgets"]).itertuples():
-        t = fmt.tokens(r.tokens)
+    for r in _grid([main], p["token_budgets"]):
+        t = fmt.tokens(r["tokens"])
         rows.append(
             {
-                "tokens": r.tokens,
-                "hours": rec(f"estimate.{t}.hours", r.hours, "hours", bench.id, offer.key),
-                "cost": rec(f"estimate.{t}.cost", r.cost, "USD", bench.id, offer.key),
-                "days": rec(f"estimate.{t}.days", r.hours / 24, "days", bench.id),
+                "tokens": r["tokens"],
+                "hours": rec(f"estimate.{t}.hours", r["hours"], "hours", bench.id, offer.key),
+                "cost": rec(f"estimate.{t}.cost", r["cost"], "USD", bench.id, offer.key),
+                "days": rec(f"estimate.{t}.days", r["hours"] / 24, "days", bench.id),
             }
         )
     blocks.add(
@@ -152,15 +154,14 @@ def _checks_table(blocks: Blocks, checks: dict, gpu, offer) -> None:
 
 def _compare(rec: Recorder, blocks: Blocks, p: dict, runs: list[dict], offer) -> list[dict]:
     """One token budget at each published throughput, cheapest first."""
-    compare = engine.rank(engine.throughput_grid(_frame(runs), [p["compare_tokens"]]), "cost")
     crow = []
-    for r in compare.itertuples():
+    for r in engine.rank_rows(_grid(runs, [p["compare_tokens"]]), "cost"):
         crow.append(
             {
-                "label": r.label,
-                "tokens_per_second": r.tokens_per_second,
-                "hours": rec(f"compare.{r.key}.hours", r.hours, "hours", r.key),
-                "cost": rec(f"compare.{r.key}.cost", r.cost, "USD", r.key, offer.key),
+                "label": r["label"],
+                "tokens_per_second": r["tokens_per_second"],
+                "hours": rec(f"compare.{r['key']}.hours", r["hours"], "hours", r["key"]),
+                "cost": rec(f"compare.{r['key']}.cost", r["cost"], "USD", r["key"], offer.key),
             }
         )
     blocks.add(
@@ -182,17 +183,15 @@ def _compare(rec: Recorder, blocks: Blocks, p: dict, runs: list[dict], offer) ->
 
 def _chart(blocks: Blocks, p: dict, runs: list[dict], gpu, offer) -> None:
     """Cost against training tokens, one line per published throughput."""
-    chart_grid = engine.throughput_grid(_frame(runs), p["chart_tokens"])
+    chart_grid = _grid(runs, p["chart_tokens"])
     series, chart_rows = [], []
     for r in runs:
-        sub = chart_grid[chart_grid["key"] == r["key"]]
-        series.append((r["label"], sub["tokens"].tolist(), sub["cost"].tolist()))
+        sub = [g for g in chart_grid if g["key"] == r["key"]]
+        series.append((r["label"], [g["tokens"] for g in sub], [g["cost"] for g in sub]))
     for t in p["chart_tokens"]:
         row = {"tokens": t}
         for r in runs:
-            row[r["key"]] = float(
-                chart_grid[(chart_grid["key"] == r["key"]) & (chart_grid["tokens"] == t)]["cost"].iloc[0]
-            )
+            row[r["key"]] = next(g["cost"] for g in chart_grid if g["key"] == r["key"] and g["tokens"] == t)
         chart_rows.append(row)
     title = f"Cost against training tokens on {fmt.setup(offer.count, gpu.name)}"
     fig = charts.lines(title, series, "Training tokens (log scale)", "Cost in USD (log scale)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator import engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Recorder, cost_bars, fail, lookup, offer_price_inputs, snapshots
 from generator.model import Blocks, Column, Input, Table
 from generator.records import Article, Catalog
@@ -137,18 +138,17 @@ def _results(cat: Catalog, rec: Recorder, suite, model, method) -> list[dict]:
 
 def _groups(cat: Catalog, rec: Recorder, suite, model, method, results: list[dict]) -> dict:
     """Results grouped by GPU type and count: fastest, median and slowest time of each."""
-    import pandas as pd  # only the kinds that make frames load it (see engine)
-
     tokens = suite.tokens
-    frame = pd.DataFrame(results)
-    frame["group"] = frame["gpu"] + "x" + frame["count"].astype(str)
-    spread = engine.time_spread(frame, "group").to_dict("records")
+    typed = rows_engine.records(results)
+    for r in typed:
+        r["group"] = f"{r['gpu']}x{r['count']}"
     groups = {}
-    for g in spread:
-        first = frame[frame["group"] == g["group"]].iloc[0]
+    for g in rows_engine.time_spread_rows(typed, "group"):
+        members = [r for r in typed if r["group"] == g["group"]]
+        first = members[0]
         gpu = cat.gpus[first["gpu"]]
         peak = gpu.peak_tflops * int(first["count"])
-        fastest = engine.rank(frame[frame["group"] == g["group"]], "minutes").iloc[0]
+        fastest = engine.rank_rows(members, "minutes")[0]
         groups[g["group"]] = {
             "key": g["group"],
             "gpu": gpu.id,
@@ -210,16 +210,14 @@ def _offers(rec: Recorder, suite, snaps: list, groups: dict) -> list[dict]:
 
 
 def _rank(rows: list[dict]) -> dict:
-    import pandas as pd  # only the kinds that make frames load it (see engine)
-
-    ranked = engine.rank(pd.DataFrame(rows), "cost_median")
-    records = ranked.drop(columns=["offer"]).to_dict("records")
+    ranked = engine.rank_rows(rows_engine.records(rows), "cost_median")
+    records = [{k: v for k, v in r.items() if k != "offer"} for r in ranked]
     return {
         "records": records,
         "best": records[0],
         "worst": records[-1],
-        "leaders": engine.leaders(ranked, "cost_median")["label"].tolist(),
-        "hour": engine.rank(ranked, "usd_per_hour").iloc[0].drop(labels=["offer"]).to_dict(),
+        "leaders": [r["label"] for r in rows_engine.leader_rows(ranked, "cost_median")],
+        "hour": dict(engine.rank_rows(records, "usd_per_hour")[0]),
     }
 
 
