@@ -125,6 +125,19 @@ def test_flop_rows_equal_the_frame_grid_bit_for_bit():
     assert len(rows_engine.flop_rows(setups, [1e6], 0.3)) == 2
 
 
+def test_first_of_each_is_drop_duplicates():
+    rows = [
+        {"p": "a", "g": "x", "n": 1},
+        {"p": "a", "g": "y", "n": 2},
+        {"p": "a", "g": "x", "n": 3},
+        {"p": "b", "g": "x", "n": 4},
+    ]
+    assert [r["n"] for r in rows_engine.first_of_each(rows, ("p", "g"))] == [1, 2, 4]
+    expected = pd.DataFrame(rows).drop_duplicates(["p", "g"])["n"].tolist()
+    assert [r["n"] for r in rows_engine.first_of_each(rows, ("p", "g"))] == expected
+    assert [r["n"] for r in rows_engine.first_of_each(rows, ("g",))] == [1, 2]
+
+
 def test_throughput_rows_follow_the_formula():
     runs = [{"key": "r", "tokens_per_second": 759.79, "usd_per_hour": 0.75}]
     (row,) = rows_engine.throughput_rows(runs, [100_000_000])

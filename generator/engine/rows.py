@@ -67,6 +67,17 @@ def throughput_rows(runs: Sequence[dict], tokens: Sequence[float]) -> list[dict]
     return out
 
 
+def first_of_each(rows: Iterable[dict], fields: tuple[str, ...]) -> list[dict]:
+    """The first row of each combination of the fields' values, in the order given (a frame's
+    `drop_duplicates(fields)`)."""
+    seen, out = set(), []
+    for r in rows:
+        if (values := tuple(r[f] for f in fields)) not in seen:
+            seen.add(values)
+            out.append(r)
+    return out
+
+
 def rounded(x: float, places: int) -> float:
     """x rounded as numpy rounds to `places` decimals: x × 10^places to the nearest integer (halves to even),
     divided again (and the reverse for negative places)."""

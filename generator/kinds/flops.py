@@ -164,10 +164,9 @@ def _leaders(run) -> dict:
 
 def _pflop_by_gpu(page: _Page, run) -> dict:
     """Price per PFLOP-hour, one bar per GPU type (its cheapest offer)."""
-    first_of_gpu: dict[str, dict] = {}  # each GPU's cheapest setup, the fewest GPUs first on a tie
-    for r in sorted(run, key=lambda r: (r["price_per_pflop_hour"], r["count"], r["key"])):
-        first_of_gpu.setdefault(r["gpu"], r)
-    per_gpu = engine.rank_rows(list(first_of_gpu.values()), "price_per_pflop_hour")
+    # each GPU's cheapest setup, the fewest GPUs first on a tie
+    cheapest = sorted(run, key=lambda r: (r["price_per_pflop_hour"], r["count"], r["key"]))
+    per_gpu = engine.rank_rows(rows_engine.first_of_each(cheapest, ("gpu",)), "price_per_pflop_hour")
     rows = []
     for r in per_gpu:
         rows.append(

@@ -52,7 +52,8 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
             per_method[method.id] = None
             continue
         # one row per provider and GPU type: the GPU count with the cheapest run
-        records = _first_of_each(engine.rank_rows(sub, "cost_with_startup"), ("provider", "gpu"))
+        ranked = engine.rank_rows(sub, "cost_with_startup")
+        records = [dict(r) for r in rows_engine.first_of_each(ranked, ("provider", "gpu"))]
         best, worst = records[0], records[-1]
         leaders = [r["label"] for r in rows_engine.leader_rows(records, "cost_with_startup")]
         hour = dict(engine.rank_rows(records, "usd_per_hour")[0])
@@ -127,16 +128,6 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         sorted({s.checked for s in snaps}),
         [s.provider for s in snaps],
     )
-
-
-def _first_of_each(ranked: list[dict], fields: tuple[str, ...]) -> list[dict]:
-    """The first row of each combination of the fields' values, in the order given (copies)."""
-    seen, out = set(), []
-    for r in ranked:
-        if (values := tuple(r[f] for f in fields)) not in seen:
-            seen.add(values)
-            out.append(dict(r))
-    return out
 
 
 def _market_answer(model, methods, per_method: dict, tokens: float) -> dict | None:
