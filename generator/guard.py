@@ -6,7 +6,8 @@ writes a marker, `.costpress`, at the top of the site: it names every file
 the build wrote. A later build replaces the folder only when it does not
 exist, is empty, or holds the marker and nothing the marker does not name.
 The content and templates folders, folders that contain them, the home
-folder and the file-system root are refused whatever they hold.
+folder, the file-system root and any folder inside a site costpress
+publishes are refused whatever they hold.
 
 Builds of one folder take an exclusive lock (`flock`) on `.<name>.lock`
 beside it for their whole run, so two builds never publish into one folder
@@ -65,6 +66,12 @@ def refuse_place(out: Path, shown: str, guarded: Iterable[tuple[str, Path]]) -> 
             raise BuildError(f"refusing to build into {shown}: it contains the {what} folder ({folder})")
         if inner in real.parents:
             raise BuildError(f"refusing to build into {shown}: it lies inside the {what} folder ({folder})")
+    for parent in real.parents:
+        if (parent / MARKER).is_file():  # the next build of that site would find files it did not write
+            raise BuildError(
+                f"refusing to build into {shown}: it lies inside {parent}, a site costpress publishes "
+                "(its next build would refuse the files); choose a folder outside it"
+            )
 
 
 def manifest(paths: Iterable[str]) -> bytes:

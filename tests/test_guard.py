@@ -91,6 +91,20 @@ def test_out_at_the_content_or_templates_folder_or_around_them_is_refused(tmp_pa
     assert snapshot(repo) == before
 
 
+def test_out_inside_a_published_site_is_refused(tmp_path):
+    """A typo like --out site/preview would put a second site's files into the first, whose next build would
+    then refuse to replace them: refused before anything is written, at any depth."""
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    before = snapshot(tmp_path)
+    for inner in (out / "preview", out / "about" / "deeper"):
+        refused(cli_build(content, inner), f"it lies inside {out}, a site costpress publishes")
+    assert snapshot(tmp_path) == before
+    assert cli_build(content, out, "--force").exit_code == 0  # the site itself builds as before
+    assert cli_build(content, tmp_path / "site-preview").exit_code == 0  # and a folder beside it
+
+
 def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):
     content = make_content(tmp_path)
     out = tmp_path / "mine"
