@@ -84,6 +84,7 @@ def test_qwen3_moe_and_gemma2_layouts():
     "config, words",
     [
         ({"model_type": "gpt2"}, "model_type 'gpt2' is not a supported architecture"),
+        ({"architectures": ["FooForCausalLM"], "hidden_size": 10}, "no model_type: expected a Hugging Face config"),
         ({"model_type": "llama", "vocab_size": 10}, "hidden_size: expected a whole number"),
         ([1, 2], "expected a JSON object"),
     ],

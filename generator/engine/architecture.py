@@ -139,6 +139,8 @@ def from_config(config: dict) -> Architecture:
         )
     if family not in FAMILIES:
         known = ", ".join(sorted(FAMILIES))
+        if family is None:
+            raise UnknownArchitecture(f"no model_type: expected a Hugging Face config.json naming one of {known}")
         raise UnknownArchitecture(f"model_type {family!r} is not a supported architecture; supported: {known}")
     facts = FAMILIES[family]
 
