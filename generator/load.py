@@ -44,11 +44,15 @@ from generator.state import odd_inputs
 
 
 def display_path(path: Path) -> str:
-    """Show a path relative to the working directory when it lies inside it."""
+    """Show a path relative to the working directory when it lies inside it, else as an absolute path
+    (`--content /srv/data` run from a repository reads /srv/data/..., not ../../srv/data/...)."""
     try:
-        return os.path.relpath(path)
-    except ValueError:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
         return str(path)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return os.path.abspath(path)
+    return rel
 
 
 def _load_doc(path: Path, problems: list[str], parsed=None) -> Doc | None:
