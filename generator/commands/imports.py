@@ -96,7 +96,7 @@ def import_model(
 
 
 @cli.command("import-prices")
-@click.argument("kind", type=click.Choice(["skypilot"]))
+@click.argument("kind", metavar="FORMAT", type=click.Choice(["skypilot"]))
 @click.argument("csv_file", metavar="CSV", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--provider", required=True, help="Provider id: the folder under prices/ (lower-case, digits, '-').")
 @click.option("--name", default=None, help="Provider name shown on pages (default: the id).")
@@ -123,7 +123,10 @@ def import_model(
 def import_prices(
     kind: str, csv_file: Path, provider: str, name: str | None, checked, out: Path, commit: str | None, content: Path
 ) -> None:
-    """Turn a cloud price catalog (a SkyPilot vms.csv) into a dated price snapshot."""
+    """Turn a cloud price catalog (a SkyPilot vms.csv) into a dated price snapshot.
+
+    FORMAT is the catalog's format; one is known: skypilot.
+    """
     from generator.importers import import_skypilot
     from generator.load import load_hardware
     from generator.schema import SLUG_RE
