@@ -1,13 +1,14 @@
 """Every page in headless Chromium with the network cut: no console errors, no failed requests,
 every chart drawn, tables visible, and no serious or critical axe-core violation.
 
-Screenshots (laptop and phone widths) are saved under $COSTPRESS_SHOTS or a temp folder.
+Screenshots (laptop and phone widths) are saved under $COSTPRESS_SHOTS, or in pytest's own temporary
+folder for the run (`shots0` under /tmp/pytest-of-$USER/pytest-N/, or its popen-gwN/ when run in parallel;
+pytest keeps the last three runs).
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,17 @@ PAGES = [
 ]
 VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
 SHOT_MAX = 12_000  # px of a page's screenshot
-SHOTS = Path(os.environ.get("COSTPRESS_SHOTS") or tempfile.mkdtemp(prefix="costpress-shots-"))
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where screenshots go: made when a test takes one (importing this module made a folder in /tmp for
+    every test process of every run, and left it there)."""
+    chosen = os.environ.get("COSTPRESS_SHOTS")
+    if chosen:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(chosen)
+    return tmp_path_factory.mktemp("shots")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +86,7 @@ def open_page(browser, site, rel: str, viewport: tuple[int, int]):
 
 @pytest.mark.parametrize("rel", PAGES)
 @pytest.mark.parametrize("size", list(VIEWPORTS))
-def test_page_renders_cleanly(browser, site, rel, size):
+def test_page_renders_cleanly(browser, site, shots, rel, size):
     page, problems = open_page(browser, site, rel, VIEWPORTS[size])
     try:
         plots = page.locator("div.plot")
@@ -90,7 +101,7 @@ def test_page_renders_cleanly(browser, site, rel, size):
         # a 15 MB image nobody can look at, and seconds to take)
         height = page.evaluate("document.documentElement.scrollHeight")
         clip = {"x": 0, "y": 0, "width": VIEWPORTS[size][0], "height": SHOT_MAX} if height > SHOT_MAX else None
-        page.screenshot(path=str(SHOTS / f"{rel.replace('/', '_')}-{size}.png"), full_page=True, clip=clip)
+        page.screenshot(path=str(shots / f"{rel.replace('/', '_')}-{size}.png"), full_page=True, clip=clip)
         assert problems == []
     finally:
         page.close()
