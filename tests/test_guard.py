@@ -100,9 +100,19 @@ def test_out_inside_a_published_site_is_refused(tmp_path):
     before = snapshot(tmp_path)
     for inner in (out / "preview", out / "about" / "deeper"):
         refused(cli_build(content, inner), f"it lies inside {out}, a site costpress publishes")
+    # serve's preview folder too, before it builds or listens
+    serve = run_cli("serve", "--content", str(content), "--templates", str(TEMPLATES), "--out", str(out / "p"))
+    refused(serve, f"it lies inside {out}, a site costpress publishes")
     assert snapshot(tmp_path) == before
     assert cli_build(content, out, "--force").exit_code == 0  # the site itself builds as before
     assert cli_build(content, tmp_path / "site-preview").exit_code == 0  # and a folder beside it
+
+
+def test_serve_refuses_a_port_out_of_range(tmp_path):
+    """--port 99999 ended in a traceback from bind() ("a bug in costpress")."""
+    result = run_cli("serve", "--content", str(make_content(tmp_path)), "--port", "99999")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Invalid value for '--port': 99999 is not in the range 0<=x<=65535" in result.output
 
 
 def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):

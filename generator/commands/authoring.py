@@ -22,7 +22,13 @@ from generator.errors import CostpressError
 )
 @templates_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on (0 picks a free one).")
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0 picks a free one).",
+)
 @click.option(
     "--drafts/--no-drafts",
     default=True,
