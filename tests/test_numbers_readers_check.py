@@ -84,6 +84,31 @@ def test_estimate_bad_input():
 
 
 @pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--startup-hours", "nan", "'nan' is not a number"),
+        ("--startup-hours", "inf", "inf is not in the range 0<=x<=10000"),
+        ("--startup-hours", "1e308", "is not in the range 0<=x<=10000"),
+        ("--utilization", "NaN", "'NaN' is not a number"),
+        ("--runs", "1" + "0" * 400, "is not in the range 1<=x<=1000000"),
+    ],
+)
+def test_estimate_refuses_numbers_it_cannot_print(option, value, words):
+    """NaN passes click's range checks (every comparison with it is false) and inf or 1e308 passed an open
+    range: each ended in a traceback when the table was formatted."""
+    base = ["estimate", "--content", str(CONTENT), "--model", "llama-3.3-70b", "--method", "lora", "--tokens", "1M"]
+    result = run_cli(*base, option, value)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"Invalid value for '{option}'" in result.output and words in result.output
+
+
+def test_calibrate_refuses_a_time_that_is_not_a_number(tmp_path):
+    args = ["calibrate", "--tokens", "2M", "--id", "x", "--model", "llama-3.3-70b", "--method", "lora"]
+    result = run_cli(*args, "--gpu", "h100", "--seconds", "nan", "--out", "-")
+    assert result.exit_code == 2 and "'nan' is not a number" in result.output, result.output
+
+
+@pytest.mark.parametrize(
     ("args", "tokens", "seconds"),
     [
         (["--trainer", str(FIX / "hf-trainer"), "--sequence-length", "2048"], 320 * 1 * 2048, 128.0),

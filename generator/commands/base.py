@@ -43,6 +43,23 @@ templates_option = click.option(
 )
 
 
+class Number(click.FloatRange):
+    """A float option within a range, and never NaN: every comparison with NaN is false, so click's own
+    range check lets it through (and `inf` past a range with no upper end), and the engine's figures then
+    cannot be formatted. `most` defaults to the ceiling content's numbers have (schema.NUMBER_CEILING)."""
+
+    def __init__(self, least: float | None = None, most: float | None = None, **kwargs) -> None:
+        from generator.schema import NUMBER_CEILING
+
+        super().__init__(least, NUMBER_CEILING if most is None else most, **kwargs)
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
+
+
 class CostpressGroup(click.Group):
     """Turns costpress errors into clean lines on stderr and exit status 1 (130 after Ctrl-C)."""
 

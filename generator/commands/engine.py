@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from generator.commands.base import cli, content_option
+from generator.commands.base import Number, cli, content_option
 from generator.errors import CostpressError
 
 
@@ -30,9 +30,9 @@ def _tokens(ctx, param, value):
     multiple=True,
     help="Offer provider:gpuxcount (repeatable); default: every offer that holds the training state.",
 )
-@click.option("--utilization", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True))
-@click.option("--startup-hours", default=0.25, show_default=True, type=click.FloatRange(0))
-@click.option("--runs", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--utilization", default=0.3, show_default=True, type=Number(0, 1, min_open=True))
+@click.option("--startup-hours", default=0.25, show_default=True, type=Number(0, 10_000))
+@click.option("--runs", default=1, show_default=True, type=click.IntRange(1, 1_000_000))
 @click.option(
     "--attention-sequence-length",
     "attention",
@@ -115,7 +115,7 @@ def memory_command(
     help="A CSV with columns step, seconds, tokens.",
 )
 @click.option("--tokens", "tokens", default=None, help="Tokens processed (with --seconds): 20M, 1.5B, ...")
-@click.option("--seconds", type=click.FloatRange(0, min_open=True), default=None, help="Training time in seconds.")
+@click.option("--seconds", type=Number(0, min_open=True), default=None, help="Training time in seconds.")
 @click.option(
     "--skip-steps", default=0, show_default=True, type=click.IntRange(0), help="Warm-up steps to ignore (CSV)."
 )
