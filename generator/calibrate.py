@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +27,39 @@ class Measurement:
     def tokens_per_second(self) -> float:
         return self.tokens / self.seconds
 
+    def checked(self, where: str) -> Measurement:
+        """This measurement, when it can be a run's: tokens, seconds and their rate within what content holds
+        (schema.TOKENS_CEILING, NUMBER_FLOOR, NUMBER_CEILING); CostpressError naming `where` otherwise."""
+        from generator.schema import NUMBER_CEILING, NUMBER_FLOOR, TOKENS_CEILING
+
+        for what, value, least, most in (
+            ("tokens", self.tokens, 1, TOKENS_CEILING),
+            ("seconds", self.seconds, NUMBER_FLOOR, NUMBER_CEILING),
+            ("tokens per second", self.tokens_per_second, NUMBER_FLOOR, NUMBER_CEILING),
+        ):
+            if not least <= value <= most:
+                raise CostpressError(f"{where}: {what} {value:g}; expected {least:g} to {most:g} for a measured run")
+        return self
+
 
 def _json(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise CostpressError(f"{path}: cannot read as JSON ({exc})") from None
+
+
+def _number(value, where: str, positive: bool = True) -> float:
+    """`value` as a finite float (above zero, or at least zero); CostpressError naming `where` otherwise."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if type(value) is bool or not math.isfinite(number) or number < 0 or (positive and number == 0):
+        raise CostpressError(
+            f"{where}: expected a finite number {'above' if positive else 'of at least'} 0, got {value!r}"
+        )
+    return number
 
 
 def from_trainer(folder: Path, sequence_length: int | None) -> Measurement:
@@ -41,11 +69,14 @@ def from_trainer(folder: Path, sequence_length: int | None) -> Measurement:
     history = state.get("log_history") or []
     final = next((h for h in reversed(history) if "train_runtime" in h), {})
     seconds = results.get("train_runtime") or final.get("train_runtime")
-    if not seconds or seconds <= 0:
+    if not seconds:
         raise CostpressError(f"{folder}: no train_runtime in train_results.json or trainer_state.json log_history")
+    seconds = _number(seconds, f"{folder}: train_runtime")
     seen = next((h["num_input_tokens_seen"] for h in reversed(history) if h.get("num_input_tokens_seen")), None)
     if seen:
-        return Measurement(float(seen), float(seconds), "num_input_tokens_seen ÷ train_runtime")
+        return Measurement(
+            _number(seen, f"{folder}: num_input_tokens_seen"), seconds, "num_input_tokens_seen ÷ train_runtime"
+        ).checked(str(folder))
     samples = results.get("train_samples")
     epochs = results.get("epoch") or state.get("epoch") or final.get("epoch")
     if not (samples and epochs):
@@ -54,8 +85,9 @@ def from_trainer(folder: Path, sequence_length: int | None) -> Measurement:
         )
     if not sequence_length:
         raise CostpressError(f"{folder}: give --sequence-length: the log counts samples, not tokens")
-    tokens = float(samples) * float(epochs) * sequence_length
-    return Measurement(tokens, float(seconds), f"train_samples × epochs × {sequence_length} tokens ÷ train_runtime")
+    tokens = _number(samples, f"{folder}: train_samples") * _number(epochs, f"{folder}: epoch") * sequence_length
+    how = f"train_samples × epochs × {sequence_length} tokens ÷ train_runtime"
+    return Measurement(tokens, seconds, how).checked(str(folder))
 
 
 def from_csv(path: Path, skip_steps: int = 0) -> Measurement:
@@ -66,16 +98,21 @@ def from_csv(path: Path, skip_steps: int = 0) -> Measurement:
         raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
     if not rows or not {"step", "seconds", "tokens"} <= set(rows[0]):
         raise CostpressError(f"{path}: expected a CSV with columns step, seconds, tokens")
-    kept = [r for r in rows if int(r["step"]) > skip_steps]
-    try:
-        seconds = sum(float(r["seconds"]) for r in kept)
-        tokens = sum(float(r["tokens"]) for r in kept)
-    except ValueError as exc:
-        raise CostpressError(f"{path}: {exc}") from None
+    kept = []
+    for line, r in enumerate(rows, 2):
+        if not (r["step"] or "").strip().isdigit():
+            raise CostpressError(f"{path}:{line}: step: expected a whole number, got {r['step']!r}")
+        if int(r["step"]) > skip_steps:
+            kept.append(r)
+            for column in ("seconds", "tokens"):
+                _number(r[column], f"{path}:{line}: {column}", positive=False)
+    seconds = sum(float(r["seconds"]) for r in kept)
+    tokens = sum(float(r["tokens"]) for r in kept)
     if seconds <= 0 or tokens <= 0:
         raise CostpressError(f"{path}: no steps left after skipping {skip_steps}")
     note = f", first {skip_steps} steps skipped as warm-up" if skip_steps else ""
-    return Measurement(tokens, seconds, f"sum of tokens ÷ sum of seconds over {len(kept)} steps{note}")
+    how = f"sum of tokens ÷ sum of seconds over {len(kept)} steps{note}"
+    return Measurement(tokens, seconds, how).checked(str(path))
 
 
 def record(

@@ -102,6 +102,29 @@ def test_estimate_refuses_numbers_it_cannot_print(option, value, words):
     assert f"Invalid value for '{option}'" in result.output and words in result.output
 
 
+@pytest.mark.parametrize(
+    ("rows", "words"),
+    [
+        ("1,nan,5\n2,nan,5", "s.csv:2: seconds: expected a finite number of at least 0, got 'nan'"),
+        ("1,1,5\n2,inf,5", "s.csv:3: seconds: expected a finite number"),
+        ("1,-1,5\n2,3,5", "s.csv:2: seconds: expected a finite number of at least 0, got '-1'"),
+        ("x,1,5", "s.csv:2: step: expected a whole number, got 'x'"),
+        ("1,1,1e300", "tokens 1e+300; expected 1 to 1e+15 for a measured run"),
+        ("1,1e300,5", "seconds 1e+300; expected 1e-06 to 1e+15"),
+        ("1,1e-300,5", "seconds 1e-300; expected 1e-06 to 1e+15"),
+    ],
+)
+def test_calibrate_refuses_a_log_that_cannot_be_a_run(tmp_path, rows, words):
+    """Each of these ended in a traceback (a NaN or an infinity formatted, or a number too long for a
+    Decimal); now one line naming the file, and the row where one is to blame."""
+    log = tmp_path / "s.csv"
+    log.write_text("step,seconds,tokens\n" + rows + "\n")
+    args = ["calibrate", "--csv", str(log), "--id", "x", "--model", "llama-3.3-70b", "--method", "lora"]
+    result = run_cli(*args, "--gpu", "h100", "--out", "-", "--content", str(CONTENT))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert words in result.output, result.output
+
+
 def test_calibrate_refuses_a_time_that_is_not_a_number(tmp_path):
     args = ["calibrate", "--tokens", "2M", "--id", "x", "--model", "llama-3.3-70b", "--method", "lora"]
     result = run_cli(*args, "--gpu", "h100", "--seconds", "nan", "--out", "-")

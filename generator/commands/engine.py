@@ -169,7 +169,10 @@ def calibrate(
         n = parse_tokens(tokens)
         if n is None or seconds is None:
             raise CostpressError("--tokens needs a count such as 20M and --seconds")
-        m, where = cal.Measurement(float(n), seconds, "tokens ÷ seconds given on the command line"), "command line"
+        m = cal.Measurement(float(n), seconds, "tokens ÷ seconds given on the command line").checked(
+            "--tokens/--seconds"
+        )
+        where = "command line"
     cat = load_content(content)
     rec, util = cal.record(
         cat, m, bench_id, model, method, gpu, count, sequence_length, source or f"Measured run ({where})"
