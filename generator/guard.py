@@ -66,12 +66,20 @@ def refuse_place(out: Path, shown: str, guarded: Iterable[tuple[str, Path]]) -> 
             raise BuildError(f"refusing to build into {shown}: it contains the {what} folder ({folder})")
         if inner in real.parents:
             raise BuildError(f"refusing to build into {shown}: it lies inside the {what} folder ({folder})")
-    for parent in real.parents:
-        if (parent / MARKER).is_file():  # the next build of that site would find files it did not write
-            raise BuildError(
-                f"refusing to build into {shown}: it lies inside {parent}, a site costpress publishes "
-                "(its next build would refuse the files); choose a folder outside it"
-            )
+    site = published_site_around(real)
+    if site is not None:  # the next build of that site would find files it did not write
+        raise BuildError(
+            f"refusing to build into {shown}: it lies inside {site}, a site costpress publishes "
+            "(its next build would refuse the files); choose a folder outside it"
+        )
+
+
+def published_site_around(path: Path) -> Path | None:
+    """The nearest folder above `path` (absolute) that holds a costpress marker: a site a build publishes."""
+    for parent in path.parents:
+        if (parent / MARKER).is_file():
+            return parent
+    return None
 
 
 def manifest(paths: Iterable[str]) -> bytes:

@@ -9,10 +9,11 @@ kind is made from the scaffolds that `costpress new` uses.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 from pathlib import Path
 
-from generator import __version__
+from generator import __version__, guard
 from generator.errors import CostpressError
 from generator.scaffold import scaffold
 from generator.theme import SCAFFOLDS
@@ -33,6 +34,9 @@ def init_site(dest: Path, day: dt.date, title: str = "GPU cost notes") -> list[P
     """Write a new site into `dest` (missing or empty); returns the files written."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise CostpressError(f"{dest}: not an empty folder (init writes a new site only into a new or empty folder)")
+    site = guard.published_site_around(Path(os.path.realpath(dest)))
+    if site is not None:  # the next build of that site would refuse the files written here
+        raise CostpressError(f"{dest}: it lies inside {site}, a site costpress publishes; choose a folder outside it")
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for path in sorted(STARTER.rglob("*")):

@@ -71,6 +71,17 @@ def test_init_refuses_a_folder_with_anything_in_it(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_init_refuses_a_folder_inside_a_published_site(tmp_path):
+    """A new site's sources inside a published site are files its next build refuses to replace."""
+    site = tmp_path / "site"
+    assert _build(make_content(tmp_path), site, TEMPLATES).exit_code == 0
+    for inner in (site / "blog", site / "about" / "blog"):
+        result = run_cli("init", str(inner))
+        assert result.exit_code == 1 and f"it lies inside {site}, a site costpress publishes" in result.output
+        assert not inner.exists()
+    assert run_cli("init", str(tmp_path / "blog")).exit_code == 0  # beside it is fine
+
+
 def test_init_writes_a_whole_site(tmp_path):
     result = run_cli("init", str(tmp_path / "blog"), "--title", "Rent or buy")
     assert result.exit_code == 0, result.output

@@ -67,7 +67,7 @@ def serve(content: Path, out: Path | None, templates: Path, host: str, port: int
 
 
 @cli.command()
-@click.argument("what", type=click.Choice(["article"]))
+@click.argument("what", metavar="WHAT", type=click.Choice(["article"]))
 @click.argument("slug")
 @click.option(
     "--kind",
@@ -78,7 +78,10 @@ def serve(content: Path, out: Path | None, templates: Path, host: str, port: int
 @click.option("--date", "day", default=None, help="Publication date, YYYY-MM-DD (default: today).")
 @content_option
 def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None:
-    """Scaffold a new article source under content/articles/ from a short template."""
+    """Scaffold a new article source under content/articles/ from a short template.
+
+    WHAT is what to scaffold; one is known: article.
+    """
     import datetime as dt
 
     from generator.scaffold import scaffold
