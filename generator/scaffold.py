@@ -6,14 +6,17 @@ import datetime as dt
 from pathlib import Path
 
 from generator.errors import CostpressError
-from generator.schema import SLUG_RE
+from generator.schema import NAME_MAX, is_name
 from generator.theme import SCAFFOLDS
 
 
 def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
     """Write content/articles/<slug>.md for a kind; refuse bad slugs and existing files."""
-    if not SLUG_RE.match(slug):
-        raise CostpressError(f"slug: expected lower-case letters, digits and single '-', got {slug!r}")
+    if not is_name(slug, "slug"):
+        shown = slug if len(slug) <= NAME_MAX else f"{slug[:NAME_MAX]}... ({len(slug)} characters)"
+        raise CostpressError(
+            f"slug: expected at most {NAME_MAX} lower-case letters, digits and single '-', got {shown!r}"
+        )
     source = SCAFFOLDS / f"{kind}.md"
     if not source.is_file():
         raise CostpressError(f"{source}: no article template for kind {kind!r}")

@@ -15,6 +15,8 @@ import yaml
 Path_ = tuple  # a path inside a document: ("offers", 2, "usd_per_hour")
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*\Z")  # \Z: "$" also matches before a final line break
+# The longest id or slug: it names a folder or a file, and file systems stop at 255 bytes a name
+NAME_MAX = 80
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 TOKENS_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
 TOKEN_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
@@ -404,6 +406,13 @@ CONTROL_RE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufff
 LINE_RE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff{INVISIBLE}]")  # CR, LF and tab too
 
 
+def is_name(value: object, kind: str) -> bool:
+    """Whether `value` is an id ("id": letters, digits, '.' and '-') or a slug ("slug": no '.'), at most
+    NAME_MAX characters: what content, and a command's --id or --provider, may name a record or a file."""
+    pattern = ID_RE if kind == "id" else SLUG_RE
+    return isinstance(value, str) and len(value) <= NAME_MAX and bool(pattern.match(value))
+
+
 def _has_control(text: str) -> bool:
     """Control characters and lone surrogates have no place in published text."""
     return CONTROL_RE.search(text) is not None
@@ -415,8 +424,7 @@ def _check_scalar(kind: str, v: Any, spec: F) -> tuple[bool, Any]:
     if kind == "para":
         return (isinstance(v, str) and bool(v.strip()) and not _has_control(v)), v
     if kind in ("id", "slug"):
-        pattern = ID_RE if kind == "id" else SLUG_RE
-        return (isinstance(v, str) and bool(pattern.match(v)) and len(v) <= 80), v
+        return is_name(v, kind), v
     if kind in ("positive", "nonnegative", "share"):
         if not _is_number(v) or abs(v) > (spec.most or NUMBER_CEILING) or not math.isfinite(v):
             return False, v

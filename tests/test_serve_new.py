@@ -6,7 +6,8 @@ import json
 import time
 import urllib.request
 
-from conftest import TEMPLATES, build, make_content, run_cli
+import pytest
+from conftest import ROOT, TEMPLATES, build, make_content, run_cli
 
 from generator.serve import start
 
@@ -63,6 +64,45 @@ def test_new_article_scaffolds_a_buildable_source(tmp_path):
     assert result.exit_code == 0, result.output
     assert (out / "my-flops" / "index.html").is_file()
     assert run_cli("new", "article", "../x", "--content", str(content)).exit_code == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["new", "article", "a" * 300],
+        [
+            "import-model",
+            str(ROOT / "tests/fixtures/model-configs/Qwen__Qwen2.5-7B.json"),
+            "--id",
+            "b" * 300,
+            "--name",
+            "X",
+        ],
+        ["import-prices", "skypilot", "nope.csv", "--provider", "c" * 300, "--checked", "2026-11-30"],
+        [
+            "calibrate",
+            "--tokens",
+            "1M",
+            "--seconds",
+            "10",
+            "--id",
+            "d" * 300,
+            "--model",
+            "m",
+            "--method",
+            "x",
+            "--gpu",
+            "g",
+        ],
+    ],
+    ids=["new", "import-model", "import-prices", "calibrate"],
+)
+def test_a_name_too_long_for_a_file_is_one_line(tmp_path, args):
+    """A 300-character slug or id made `new` fail with OSError (File name too long) and a traceback; every
+    command that names a file or a record after one now says the limit content has (80 characters)."""
+    result = run_cli(*args, "--content", str(make_content(tmp_path)))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "expected at most 80 lower-case letters" in result.output, result.output
 
 
 def test_serve_survives_a_crash_shows_it_and_answers_odd_addresses(tmp_path, monkeypatch):

@@ -152,10 +152,12 @@ def calibrate(
     """Turn a short measured run into a benchmark record with its implied utilization."""
     from generator import calibrate as cal
     from generator.load import load_content
-    from generator.schema import ID_RE, parse_tokens
+    from generator.schema import NAME_MAX, is_name, parse_tokens
 
-    if not ID_RE.match(bench_id):
-        raise CostpressError(f"--id: expected lower-case letters, digits, '.' and '-', got {bench_id!r}")
+    if not is_name(bench_id, "id"):
+        raise CostpressError(
+            f"--id: expected at most {NAME_MAX} lower-case letters, digits, '.' and '-', got {bench_id!r}"
+        )
     given = [x for x in (trainer, csv_file, tokens) if x is not None]
     if len(given) != 1:
         raise CostpressError("give exactly one of --trainer DIR, --csv FILE, or --tokens N with --seconds S")

@@ -69,10 +69,12 @@ def import_model(
 ) -> None:
     """Add a model to content/models.yaml from its Hugging Face config.json, with its parameters counted."""
     from generator import models_file
-    from generator.schema import ID_RE, LINE_RE
+    from generator.schema import LINE_RE, NAME_MAX, is_name
 
-    if not ID_RE.match(model_id):
-        raise CostpressError(f"--id: expected lower-case letters, digits, '.' and '-', got {model_id!r}")
+    if not is_name(model_id, "id"):
+        raise CostpressError(
+            f"--id: expected at most {NAME_MAX} lower-case letters, digits, '.' and '-', got {model_id!r}"
+        )
     if not name.strip() or LINE_RE.search(name):
         raise CostpressError("--name: expected one line of text without control characters")
     if url is not None and not re.match(r"^https?://[^\s<>\"']+\Z", url):
@@ -129,10 +131,12 @@ def import_prices(
     """
     from generator.importers import import_skypilot
     from generator.load import load_hardware
-    from generator.schema import SLUG_RE
+    from generator.schema import NAME_MAX, is_name
 
-    if not SLUG_RE.match(provider):
-        raise CostpressError(f"--provider: expected lower-case letters, digits and '-', got {provider!r}")
+    if not is_name(provider, "slug"):
+        raise CostpressError(
+            f"--provider: expected at most {NAME_MAX} lower-case letters, digits and '-', got {provider!r}"
+        )
     if commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", commit):
         raise CostpressError(f"--commit: expected a git commit hash (7 to 40 hex digits), got {commit!r}")
     text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name, commit)
