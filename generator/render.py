@@ -19,6 +19,7 @@ from markdown_it_pyrs import MarkdownIt
 from markupsafe import Markup
 
 from generator import formatting, sandbox, theme
+from generator.errors import BuildError
 from generator.escape import json_script, md_cell, md_escape, md_escape_text, page_link, safe_url, slugify, yaml_str
 from generator.jinja_env import CodeCache, PageEnvironment, ProseEnvironment, code_cache_folder, prune_code_cache
 from generator.kinds.common import Context
@@ -307,52 +308,60 @@ class Renderer:
             )
 
         try:
-            segments = prose.segments
-            md_env: dict = {}
-            html_parts: list[str] = []
-            md_parts: list[str] = []
-            charts = []
-            for kind, payload in segments:
-                if kind == "text":
-                    # code blocks scroll sideways on narrow screens, so they must take keyboard focus
-                    html_parts.append(
-                        self.markdown.render(payload, md_env).replace("<pre><code", '<pre tabindex="0"><code')
-                    )
-                    md_parts.append(payload.strip("\n") + "\n")
-                    continue
-                block = getattr(ctx.blocks, "tables" if kind == "table" else "charts" if kind == "chart" else "code")[
-                    payload
-                ]
-                html_parts.append(self.html.get_template(f"_{kind}.html").render(block=block, slug=art.slug))
-                md_parts.append(self.md.get_template(f"_{kind}.md").render(block=block, slug=art.slug))
-                if kind == "chart":
-                    charts.append({"id": f"{art.slug}-{block.id}", "figure": block.figure})
-
-            published, modified, updated = page_dates(art, ctx.prices_checked)
-            page = {
-                "article": art,
-                "root": "../",
-                "url": f"{self.catalog.site.base_url.rstrip('/')}/{art.slug}/",
-                "body_html": Markup("".join(html_parts)),
-                "body_md": "\n".join(p for p in md_parts if p.strip()),
-                "faq": faq,
-                "inputs": ctx.inputs,
-                "sources": art.sources,
-                "charts": charts,
-                "prices_checked": ctx.prices_checked,
-                "prices_verb": self._prices_verb(ctx),
-                "published": published,
-                "modified": modified,
-                "updated": updated,
-                "tags": _tag_links(art.tags),
-                "answer": ctx.values.get("answer"),
-                "tables": ctx.blocks.tables,
-            }
-            page["json_ld"] = self._json_ld(page)
-            html = self.html.get_template("article.html").render(page=page)
-            md = self.md.get_template("article.md").render(page=page)
+            with sandbox.time_budget(THEME_SECONDS):
+                return self._page(art, ctx, prose, faq)
         except jinja2.TemplateError as exc:  # the theme, or a site's own template over it
             raise theme_problem(exc) from None
+        except (sandbox.ProseTimeout, MemoryError, RecursionError) as exc:
+            # a site's template that never ends would stop every page the same way, a minute each: stop here
+            raise BuildError(str(theme_problem(exc, theme_failure(exc)))) from None
+
+    def _page(self, art: Article, ctx: Context, prose: Prose, faq: list[dict]) -> Page:
+        """The page's HTML and Markdown: its blocks' templates, then the article's (render_article's budget)."""
+        segments = prose.segments
+        md_env: dict = {}
+        html_parts: list[str] = []
+        md_parts: list[str] = []
+        charts = []
+        for kind, payload in segments:
+            if kind == "text":
+                # code blocks scroll sideways on narrow screens, so they must take keyboard focus
+                html_parts.append(
+                    self.markdown.render(payload, md_env).replace("<pre><code", '<pre tabindex="0"><code')
+                )
+                md_parts.append(payload.strip("\n") + "\n")
+                continue
+            block = getattr(ctx.blocks, "tables" if kind == "table" else "charts" if kind == "chart" else "code")[
+                payload
+            ]
+            html_parts.append(self.html.get_template(f"_{kind}.html").render(block=block, slug=art.slug))
+            md_parts.append(self.md.get_template(f"_{kind}.md").render(block=block, slug=art.slug))
+            if kind == "chart":
+                charts.append({"id": f"{art.slug}-{block.id}", "figure": block.figure})
+
+        published, modified, updated = page_dates(art, ctx.prices_checked)
+        page = {
+            "article": art,
+            "root": "../",
+            "url": f"{self.catalog.site.base_url.rstrip('/')}/{art.slug}/",
+            "body_html": Markup("".join(html_parts)),
+            "body_md": "\n".join(p for p in md_parts if p.strip()),
+            "faq": faq,
+            "inputs": ctx.inputs,
+            "sources": art.sources,
+            "charts": charts,
+            "prices_checked": ctx.prices_checked,
+            "prices_verb": self._prices_verb(ctx),
+            "published": published,
+            "modified": modified,
+            "updated": updated,
+            "tags": _tag_links(art.tags),
+            "answer": ctx.values.get("answer"),
+            "tables": ctx.blocks.tables,
+        }
+        page["json_ld"] = self._json_ld(page)
+        html = self.html.get_template("article.html").render(page=page)
+        md = self.md.get_template("article.md").render(page=page)
         return Page(art, ctx, html.encode("utf-8"), md.encode("utf-8"))
 
     def _prices_verb(self, ctx: Context) -> str:
@@ -452,19 +461,36 @@ def _text_of(html: str) -> str:
     return " ".join(html_lib.unescape(text).split())
 
 
-def theme_problem(exc: jinja2.TemplateError) -> RenderProblem:
+# Seconds an article page's templates (the theme's, or a site's own over them) may take: a page takes
+# milliseconds; a site's template that loops without end is stopped here instead of hanging the build.
+THEME_SECONDS = 60.0
+
+
+def theme_failure(exc: BaseException) -> str:
+    """What stopped a theme or site template: out of time, memory or stack."""
+    if isinstance(exc, sandbox.ProseTimeout):
+        return f"took longer than {THEME_SECONDS:g} s to render one page; a loop that does not end?"
+    return sandbox.describe(exc)
+
+
+def theme_problem(exc: BaseException, message: str | None = None) -> RenderProblem:
     """A theme or override template that does not compile or render, as one line with its file and line."""
     from generator.load import display_path
 
     where, line = getattr(exc, "filename", None), getattr(exc, "lineno", None)
-    tb = exc.__traceback__
-    while tb is not None:  # for an error while rendering, the innermost template frame
-        name = tb.tb_frame.f_code.co_filename
-        if name.endswith((".html", ".md", ".xml")):
-            where, line = name, tb.tb_lineno
-        tb = tb.tb_next
+    # for an error while rendering, the innermost template frame; a time budget's ProseTimeout is raised anew
+    # as the budget ends, and the one that stopped the template is its context
+    for raised in (exc, exc.__context__):
+        tb = raised.__traceback__ if raised is not None else None
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_filename
+            if name.endswith((".html", ".md", ".xml")):
+                where, line = name, tb.tb_lineno
+            tb = tb.tb_next
+        if where is not None:
+            break
     at = f"{display_path(Path(where))}:{line}" if where else "a template"
-    return RenderProblem(f"{at}: template error: {getattr(exc, 'message', None) or exc}")
+    return RenderProblem(f"{at}: template error: {message or getattr(exc, 'message', None) or exc}")
 
 
 def _template_line(exc: BaseException) -> int | None:

@@ -25,7 +25,7 @@ from generator.escape import table_csv
 from generator.figures_json import NO_TEXTS, figures_doc, figures_entry, listing_chunk
 from generator.kinds.common import Context
 from generator.records import Article
-from generator.render import Prose, RenderProblem, theme_problem
+from generator.render import Prose, RenderProblem, theme_failure, theme_problem
 from generator.workers import Workers
 
 
@@ -114,6 +114,8 @@ def site_files(task: SiteFiles) -> dict[str, bytes]:
         return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
     except jinja2.TemplateError as exc:  # a site's own template, or the theme
         raise BuildError(str(theme_problem(exc))) from None
+    except (MemoryError, RecursionError) as exc:
+        raise BuildError(str(theme_problem(exc, theme_failure(exc)))) from None
 
 
 class _Listed(NamedTuple):
@@ -150,6 +152,8 @@ def _render_listing(listing, texts) -> tuple:
         return JOB["renderer"].render_listing(listing, texts)
     except jinja2.TemplateError as exc:
         raise BuildError(str(theme_problem(exc))) from None
+    except (MemoryError, RecursionError) as exc:
+        raise BuildError(str(theme_problem(exc, theme_failure(exc)))) from None
 
 
 def _listing_in_memory(listing) -> ListingOut:

@@ -101,9 +101,22 @@ def test_init_writes_a_whole_site(tmp_path):
         ("article.html", '{% extends "base.html" %}{% block main %}{{ oops( }}{% endblock %}', "unexpected '}'"),
         ("article.html", '{% extends "base.html" %}{% block main %}{{ page.nope.x }}{% endblock %}', "nope"),
         ("index.html", '{% extends "base.html" %}{% block main %}{{ page.nope.x }}{% endblock %}', "nope"),
+        # a loop that does not end stopped every page a minute each (here 0.5 s), then hung: the first stops it
+        (
+            "article.html",
+            '{% extends "base.html" %}{% block main %}{% for i in range(10**12) %}{% endfor %}{% endblock %}',
+            "took longer than 0.5 s to render one page; a loop that does not end?",
+        ),
+        (
+            "article.html",
+            '{% extends "base.html" %}{% macro f() %}{{ f() }}{% endmacro %}{% block main %}{{ f() }}{% endblock %}',
+            "a macro calls itself too deeply",
+        ),
     ],
+    ids=["syntax", "undefined", "index", "endless-loop", "recursion"],
 )
-def test_a_broken_override_is_one_line_and_publishes_nothing(tmp_path, name, text, message):
+def test_a_broken_override_is_one_line_and_publishes_nothing(tmp_path, monkeypatch, name, text, message):
+    monkeypatch.setattr("generator.render.THEME_SECONDS", 0.5)
     site = tmp_path / "blog"
     init_site(site, dt.date(2026, 12, 1))
     out = site / "site"
