@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import multiprocessing as mp
 import os
 import re
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from generator import figures_parts, guard, pagecache, search, state, tasks, theme
 from generator.errors import ContentError
+from generator.escape import slug_of
 from generator.families import expand, load_families
 from generator.figures_json import figures_pieces
 from generator.lint import warnings as lint_warnings
@@ -91,6 +93,7 @@ def _articles(
         if slug in owners:
             problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
         owners[slug] = owner
+    problems += tag_problems(catalog.articles, listings)
     if rows is not None:
         rows.finish()  # the next row cache is whole: the old rows go before the workers fork
         rows.listings = len(listings)
@@ -98,6 +101,29 @@ def _articles(
     for art in articles:
         art.params_doc.problems = problems
     return catalog, articles, listings, problems
+
+
+def tag_problems(articles, listings) -> list[str]:
+    """A tag whose name leaves nothing to name its page, and two tags that would share one page (tags/<slug>/:
+    'C++' and 'C#' are both 'c'), each as a problem with its file and line."""
+    problems: list[str] = []
+    named: dict[str, str] = {}  # a tag page's slug -> the tag that names it
+    # written alike: 'GPU cost', 'gpu-cost' and 'gpu_cost' are one tag, 'C++' and 'C#' are not
+    alike = functools.lru_cache(maxsize=None)(lambda name: re.sub(r"[\s_-]+", " ", name.casefold()).strip())
+    sources = [(a.file, a.tags, a.params_doc) for a in articles]
+    sources += [(x.family.file, x.tags, x.family.doc) for x in listings]
+    for file, tags, doc in sources:
+        for i, name in enumerate(tags):
+            line = doc.line(("tags", i)) if doc is not None else None
+            at = f"{file}:{line}" if line else file
+            slug = slug_of(name)
+            if not slug:
+                problems.append(f"{at}: tags: {name!r} has no letter or digit to name its page; expected one that has")
+            elif alike(named.setdefault(slug, name)) != alike(name):
+                problems.append(
+                    f"{at}: tags: {name!r} and {named[slug]!r} would share one page (tags/{slug}/); rename one"
+                )
+    return list(dict.fromkeys(problems))
 
 
 def render_site(

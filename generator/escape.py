@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -183,5 +184,14 @@ def yaml_str(value: Any) -> str:
     return YAML_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def slug_of(text: str) -> str:
+    """The URL-safe name of a tag or a heading: lower-case ASCII letters and digits joined by '-', accents
+    dropped from the letters they sit on ('über' → 'uber'); '' when nothing is left ('🚀')."""
+    if not text.isascii():  # a letter and its accents apart, the accents left out; anything else separates
+        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
 def slugify(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+    """slug_of, or "section" for a heading with nothing to make one of."""
+    return slug_of(text) or "section"

@@ -74,3 +74,37 @@ def test_articles_link_their_tags(site):
         assert [a.get_text() for a in links] == list(front.get("tags") or ())
         for a in links:
             assert (site.out / front["slug"]).joinpath(a["href"]).resolve().is_file()
+
+
+def _tagged(tmp_path, tags: str):
+    from conftest import TEMPLATES, make_content, replace, run_cli
+
+    old = "tags: [fine-tuning, dgx-spark, qlora, llama, gpu-cost]"
+    content = make_content(tmp_path, {"articles/dgx-spark-70b-qlora-cost.md": replace(old, f"tags: {tags}")})
+    out = tmp_path / "site"
+    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES)), out
+
+
+def test_tags_that_would_share_a_page_or_have_none_are_errors(tmp_path):
+    """'C++' and 'C#' both make tags/c/, and '🚀' made a page named "section": each is a problem with its
+    file and line, and nothing is written."""
+    result, out = _tagged(tmp_path, '[C++, C#, "🚀"]')
+    assert result.exit_code == 1 and not out.exists(), result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    at = "articles/dgx-spark-70b-qlora-cost.md:7: tags:"
+    assert any(at in line and "'C#' and 'C++' would share one page (tags/c/)" in line for line in lines), lines
+    assert any(at in line and "'🚀' has no letter or digit to name its page" in line for line in lines), lines
+
+
+def test_tags_written_alike_share_a_page_and_accents_are_kept_as_letters(tmp_path):
+    result, out = _tagged(tmp_path, "[GPU Cost, gpu-cost, gpu_cost, über]")
+    assert result.exit_code == 0, result.output
+    page = BeautifulSoup((out / "dgx-spark-70b-qlora-cost" / "index.html").read_text(), "html.parser")
+    links = {a.text: a["href"] for a in page.select("a[href*='tags/']") if a.text != "Tags"}
+    assert links == {
+        "GPU Cost": "../tags/gpu-cost/index.html",
+        "gpu-cost": "../tags/gpu-cost/index.html",
+        "gpu_cost": "../tags/gpu-cost/index.html",
+        "über": "../tags/uber/index.html",
+    }, links
+    assert (out / "tags" / "uber" / "index.html").is_file()
