@@ -51,6 +51,10 @@ class Result:
 POOL_MIN_PAGES = 200
 
 
+# The most worker processes a build starts, per CPU it may use (--jobs above it is lowered, with a warning)
+JOBS_PER_CPU = 4
+
+
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 

@@ -293,6 +293,19 @@ def test_figures_json_keeps_family_pages_in_parts(site):
     assert set(merged) == family_pages | listings | set(doc["articles"])
 
 
+def test_jobs_past_four_per_cpu_are_lowered_with_a_warning(tmp_path):
+    """--jobs 1000 forked a thousand workers, each with its own copy of the site's data: a typo away from
+    exhausting the machine's memory on a large site."""
+    from generator.build import JOBS_PER_CPU, default_jobs
+
+    most = JOBS_PER_CPU * default_jobs()
+    result = run_cli(*args(make_content(tmp_path), tmp_path / "site", "--jobs", "1000"))
+    assert result.exit_code == 0, result.output
+    assert f"warning: --jobs 1000 is more than {JOBS_PER_CPU} per CPU; using {most}" in result.output
+    workers = int(re.search(r"\((\d+) workers?\)", result.output.splitlines()[-1]).group(1))
+    assert workers <= most
+
+
 def test_python_m_generator_help():
     done = subprocess.run([sys.executable, "-m", "generator", "build", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--check" in done.stdout

@@ -72,7 +72,8 @@ def _without_cyclic_gc(command):
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Worker processes for rendering (default: one per CPU). The output is the same for any number.",
+    help="Worker processes for rendering (default: one per CPU; at most four per CPU). The output is the same "
+    "for any number.",
 )
 @click.option("--force", is_flag=True, help="Render everything even when no input changed since the last build.")
 @click.option("--drafts", is_flag=True, help="Include articles whose front matter says draft: true (marked as drafts).")
@@ -183,9 +184,15 @@ def _build(
             )
             return
 
-    from generator.build import POOL_MIN_PAGES, default_jobs, render_site
+    from generator.build import JOBS_PER_CPU, POOL_MIN_PAGES, default_jobs, render_site
     from generator.publish import Publisher
     from generator.sandbox import memory_budget
+
+    if jobs is not None and jobs > JOBS_PER_CPU * default_jobs():
+        # each worker holds a copy of what it renders from: 500 of them could exhaust a machine's memory
+        most = JOBS_PER_CPU * default_jobs()
+        click.echo(f"warning: --jobs {jobs} is more than {JOBS_PER_CPU} per CPU; using {most}", err=True)
+        jobs = most
 
     # A plain build streams each page into a Publisher, which writes only what changed beside
     # the site and swaps it in at the end; --check renders into memory and compares.
