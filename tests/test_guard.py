@@ -638,3 +638,16 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_anything_chan
     refused(cli_build(content, out), f"cannot publish into {out}: {out} is not writable")
     assert snapshot(out) == before
     assert not list(tmp_path.glob(".site.staging*"))
+
+
+def test_messages_name_a_folder_outside_the_working_one_by_its_absolute_path(tmp_path, monkeypatch):
+    """`lint --content /srv/data` from a repository said '../../srv/data: content folder not found'."""
+    repo = tmp_path / "repo"
+    (repo / "content").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    elsewhere = tmp_path / "elsewhere" / "data"
+    elsewhere.mkdir(parents=True)
+    result = run_cli("lint", "--content", str(elsewhere / "nope"))
+    assert result.exit_code == 1 and f"error: {elsewhere / 'nope'}: content folder not found" in result.output
+    result = run_cli("lint", "--content", "content/nope")  # inside the working folder: as given
+    assert result.exit_code == 1 and "error: content/nope: content folder not found" in result.output
