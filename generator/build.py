@@ -90,11 +90,16 @@ def _articles(
         family_articles += arts
         if listing is not None:
             listings.append(listing)
-    owners: dict[str, str] = {}
+    owners: dict[str, str] = dict.fromkeys(reserved_folders(catalog), "")
     for slug, owner in [(a.slug, a.file) for a in (*catalog.articles, *family_articles)] + [
         (x.slug, x.family.file) for x in listings
     ]:
-        if slug in owners:
+        if owners.get(slug) == "":
+            problems.append(
+                f"{owner}: slug {slug!r} names the folder of the site's {reserved_folders(catalog)[slug]}; "
+                "choose another"
+            )
+        elif slug in owners:
             problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
         owners[slug] = owner
     problems += tag_problems(catalog.articles, listings)
@@ -105,6 +110,17 @@ def _articles(
     for art in articles:
         art.params_doc.problems = problems
     return catalog, articles, listings, problems
+
+
+def reserved_folders(catalog: Catalog) -> dict[str, str]:
+    """The output folders a build writes besides the pages' own, by name: no page's slug may be one of them
+    (its files would mix with theirs, or the same path be written twice)."""
+    folders = {"assets": "stylesheet and scripts", "figures": "figures data", "tags": "tag pages"}
+    if catalog.site.search:
+        folders |= {"search": "search page", search.FOLDER: "search index"}
+    if catalog.about is not None:
+        folders["about"] = "about page"
+    return folders
 
 
 def tag_problems(articles, listings) -> list[str]:

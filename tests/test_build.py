@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, run_cli
+from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, replace, run_cli
 
 from generator.build import render_site
 from generator.write import compare
@@ -304,6 +304,22 @@ def test_jobs_past_four_per_cpu_are_lowered_with_a_warning(tmp_path):
     assert f"warning: --jobs 1000 is more than {JOBS_PER_CPU} per CPU; using {most}" in result.output
     workers = int(re.search(r"\((\d+) workers?\)", result.output.splitlines()[-1]).group(1))
     assert workers <= most
+
+
+@pytest.mark.parametrize(
+    "slug, words",
+    [("tags", "tag pages"), ("assets", "stylesheet and scripts"), ("figures", "figures data"), ("pagefind", "search")],
+)
+def test_a_slug_may_not_name_a_folder_the_build_writes(tmp_path, slug, words):
+    """An article with slug 'tags' failed late ('two pages want the same output path: tags/index.html', no file
+    named); 'assets', 'figures' or 'pagefind' mixed its files into the site's own folders without a word."""
+    old = "slug: dgx-spark-70b-qlora-cost"
+    content = make_content(tmp_path, {"articles/dgx-spark-70b-qlora-cost.md": replace(old, f"slug: {slug}")})
+    result = run_cli(*args(content, tmp_path / "site"))
+    assert result.exit_code == 1 and not (tmp_path / "site").exists(), result.output
+    expected = f"error: {content / 'articles/dgx-spark-70b-qlora-cost.md'}"
+    assert f"slug {slug!r} names the folder of the site's {words}" in result.output, result.output
+    assert expected.split(str(tmp_path))[-1] in result.output
 
 
 def test_python_m_generator_help():
