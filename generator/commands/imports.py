@@ -12,7 +12,7 @@ from generator.errors import ContentError, CostpressError
 
 
 @cli.command("import-results")
-@click.argument("kind", type=click.Choice(["mlperf"]))
+@click.argument("kind", metavar="FORMAT", type=click.Choice(["mlperf"]))
 @click.argument("csv_file", metavar="CSV", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--out",
@@ -24,7 +24,10 @@ from generator.errors import ContentError, CostpressError
 @click.option("--count", default=8, show_default=True, type=click.IntRange(min=1), help="Accelerators per system.")
 @content_option
 def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Path) -> None:
-    """Refresh a time-to-train suite's results from a benchmark summary CSV (MLPerf Training)."""
+    """Refresh a time-to-train suite's results from a benchmark summary CSV (MLPerf Training).
+
+    FORMAT is the summary's format; one is known: mlperf.
+    """
     from generator.importers import import_mlperf
     from generator.load import display_path, load_hardware
     from generator.schema import parse_yaml, read_text, record, validate
