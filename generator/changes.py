@@ -62,12 +62,14 @@ def parse(data: bytes, where: str, read_part=None) -> dict:
     """
     try:
         doc = json.loads(data)
-        articles = doc["articles"]
-        parts = doc.get("parts", [])
-        if not isinstance(articles, dict) or not isinstance(parts, list):
-            raise TypeError("expected an 'articles' mapping and a 'parts' list")
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise CostpressError(f"{where}: not a costpress figures.json ({exc})") from None
+    except ValueError as exc:
+        raise CostpressError(f"{where}: not a costpress figures.json (not JSON: {exc})") from None
+    articles = doc.get("articles") if isinstance(doc, dict) else None
+    parts = doc.get("parts", []) if isinstance(doc, dict) else None
+    if not isinstance(articles, dict) or not isinstance(parts, list):
+        raise CostpressError(
+            f"{where}: not a costpress figures.json (expected an object with an 'articles' mapping and a 'parts' list)"
+        )
     for rel in parts:
         if not isinstance(rel, str) or not PART_RE.fullmatch(rel):
             raise CostpressError(f"{where}: parts: expected names like figures/<listing>-1.json, got {rel!r}")

@@ -109,3 +109,20 @@ def test_family_pages_are_compared_from_the_parts_at_the_ref(tmp_path, monkeypat
     missing = run_cli("changes", "--old", str(tmp_path / "site/figures.json"))
     assert missing.exit_code == 1
     assert "part figures/fine-tune-70b-every-setup-1.json is missing" in missing.output
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("{bad", "not a costpress figures.json (not JSON:"),
+        ('{"version": 99}', "expected an object with an 'articles' mapping and a 'parts' list"),
+        ("[]", "expected an object with an 'articles' mapping and a 'parts' list"),
+    ],
+)
+def test_a_file_that_is_not_a_figures_json_is_one_line(tmp_path, text, words):
+    """A list said "list indices must be integers or slices, not str", an object without articles "('articles')"."""
+    bad = tmp_path / "figures.json"
+    bad.write_text(text)
+    result = run_cli("changes", "--old", str(bad), "--new", str(bad))
+    assert result.exit_code == 1 and f"{bad}: not a costpress figures.json" in result.output, result.output
+    assert words in result.output
