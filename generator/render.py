@@ -464,12 +464,20 @@ def _text_of(html: str) -> str:
 # Seconds an article page's templates (the theme's, or a site's own over them) may take: a page takes
 # milliseconds; a site's template that loops without end is stopped here instead of hanging the build.
 THEME_SECONDS = 60.0
+# and a millisecond more for each row of a listing, or each page the site files (sitemap, feeds, tag pages) list
+THEME_SECONDS_PER_ITEM = 0.001
 
 
-def theme_failure(exc: BaseException) -> str:
-    """What stopped a theme or site template: out of time, memory or stack."""
+def theme_seconds(items: int = 0) -> float:
+    """The time budget of templates that render `items` rows or pages besides their page."""
+    return THEME_SECONDS + items * THEME_SECONDS_PER_ITEM
+
+
+def theme_failure(exc: BaseException, seconds: float | None = None, what: str = "one page") -> str:
+    """What stopped a theme or site template: out of time (its budget: `seconds`), memory or stack."""
     if isinstance(exc, sandbox.ProseTimeout):
-        return f"took longer than {THEME_SECONDS:g} s to render one page; a loop that does not end?"
+        spent = round(THEME_SECONDS if seconds is None else seconds, 1)
+        return f"took longer than {spent:g} s to render {what}; a loop that does not end?"
     return sandbox.describe(exc)
 
 

@@ -112,11 +112,17 @@ def test_init_writes_a_whole_site(tmp_path):
             '{% extends "base.html" %}{% macro f() %}{{ f() }}{% endmacro %}{% block main %}{{ f() }}{% endblock %}',
             "a macro calls itself too deeply",
         ),
+        (
+            "index.html",
+            '{% extends "base.html" %}{% block main %}{% for i in range(10**12) %}{% endfor %}{% endblock %}',
+            "s to render the home page and feeds; a loop that does not end?",
+        ),
     ],
-    ids=["syntax", "undefined", "index", "endless-loop", "recursion"],
+    ids=["syntax", "undefined", "index", "endless-loop", "recursion", "endless-index"],
 )
 def test_a_broken_override_is_one_line_and_publishes_nothing(tmp_path, monkeypatch, name, text, message):
     monkeypatch.setattr("generator.render.THEME_SECONDS", 0.5)
+    monkeypatch.setattr("generator.render.THEME_SECONDS_PER_ITEM", 0.0)
     site = tmp_path / "blog"
     init_site(site, dt.date(2026, 12, 1))
     out = site / "site"
@@ -130,3 +136,17 @@ def test_a_broken_override_is_one_line_and_publishes_nothing(tmp_path, monkeypat
     assert first.startswith("error: ") and f"templates/{name}:1: template error:" in first and message in first
     assert "Traceback" not in result.output
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_listing_template_that_never_ends_is_one_line(tmp_path, monkeypatch):
+    """A listing's template gets its budget and a millisecond a row (here 0.5 s and none): then one line."""
+    monkeypatch.setattr("generator.render.THEME_SECONDS", 0.5)
+    monkeypatch.setattr("generator.render.THEME_SECONDS_PER_ITEM", 0.0)
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    endless = "{% for i in range(10**12) %}{% endfor %}"
+    (templates / "listing.html").write_text('{% extends "base.html" %}{% block main %}' + endless + "{% endblock %}")
+    result = _build(make_content(tmp_path, families=True), tmp_path / "site", templates)
+    assert result.exit_code == 1 and not (tmp_path / "site").exists(), result.output
+    first = result.output.strip().splitlines()[0]
+    assert "templates/listing.html:1: template error: took longer than 0.5 s to render a listing" in first, first
