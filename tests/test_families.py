@@ -208,3 +208,19 @@ def test_a_listing_override_reads_rows_as_mappings(tmp_path):
     # the 32 values of setup_row and its costs, the listing's label and need, and (a fitting row's) its
     # page's title and description
     assert count == "36"
+
+
+def test_a_family_with_too_many_combinations_is_one_problem(tmp_path, monkeypatch):
+    """Models × methods × offers past the limit is a problem of the family's axes, found before any row is
+    made (a family of millions ran out of memory after a long while, with a traceback)."""
+    from conftest import build, make_content
+
+    from generator import families
+
+    monkeypatch.setattr(families, "MAX_COMBINATIONS", 10)
+    content = make_content(tmp_path, families=True)
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 1 and not out.exists(), result.output
+    line = next(x for x in result.output.splitlines() if "combinations of model, method and offer" in x)
+    assert line.startswith("error: ") and "families/70b-setups.md:" in line and "axes" in line, line
+    assert "a family may have at most 10 (split it" in line, line
