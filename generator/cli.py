@@ -14,7 +14,7 @@ import traceback
 import click
 
 from generator.commands import authoring, build, changes, engine, imports  # noqa: F401 - they add the commands
-from generator.commands.base import cli
+from generator.commands.base import Terminated, cli, stop_on_sigterm
 
 __all__ = ["cli", "main"]
 
@@ -22,10 +22,14 @@ __all__ = ["cli", "main"]
 def main() -> None:
     """Entry point: clean one-line errors for bad input, a traceback only for bugs."""
     build.LEAVE_COLLECTOR_OFF = True  # this process ends when the command does (see _leave)
+    stop_on_sigterm()
     try:
         cli.main(prog_name="costpress")
     except SystemExit as exc:
         _leave(exc.code)
+    except Terminated:
+        click.echo("stopped by SIGTERM", err=True)
+        _leave(143)
     except KeyboardInterrupt:  # before or after a command runs (inside one, CostpressGroup says it)
         click.echo("interrupted", err=True)
         _leave(130)

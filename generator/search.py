@@ -89,8 +89,13 @@ class Index:
 
     def start(self) -> Index:
         binary = executable()
-        # memory-backed where the system has it: some thousand small files, written and read once
-        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        # memory-backed where the system has it (some thousand small files, written and read once), unless
+        # TMPDIR names a folder for temporary files
+        shm = (
+            "/dev/shm"
+            if not os.environ.get("TMPDIR") and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)
+            else None
+        )
         self.folder = Path(tempfile.mkdtemp(prefix="costpress-search-", dir=shm))
         source = self.folder / "pages"
         for slug, title, description, tags in sorted(self.pages):

@@ -215,6 +215,9 @@ FULL_COLLECTION_EVERY = 100
 def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent: int) -> None:
     """A worker's loop: take a chunk, send back its results, until told to stop."""
     die_with_parent(parent)
+    # the main process stops a worker with SIGTERM: it ends on the spot, as it would have without the console
+    # command's handler (cli.main raises Terminated on SIGTERM, for its own clean-up)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.enable()  # the main process may have paused its collector for a build (cli); pages make garbage here
     # Young collections as usual; a full one only after ten times as many of them (see FULL_COLLECTION_EVERY)
     young, middle, _ = gc.get_threshold()

@@ -521,6 +521,28 @@ def test_ctrl_c_while_publishing_waits_for_the_site_to_be_whole():
     assert caught == [] and signal.getsignal(signal.SIGINT) is before
 
 
+def test_sigterm_while_publishing_is_raised_once_the_site_is_whole():
+    """With the console command's handler (stop_on_sigterm), SIGTERM inside held_signals waits for the code
+    inside to finish, then raises Terminated, which the build reports as 'stopped ... after publishing'."""
+    from generator.commands.base import Terminated, stop_on_sigterm
+    from generator.commands.build import held_signals
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are held in the main thread only")
+    before = signal.getsignal(signal.SIGTERM)
+    steps = []
+    try:
+        stop_on_sigterm()
+        with pytest.raises(Terminated):
+            with held_signals():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                steps.append("published")
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert steps == ["published"]
+
+
 def test_a_marker_edited_in_place_to_name_a_file_outside_is_not_trusted(tmp_path):
     """The folder looks as the last build left it (a file rewritten in place moves no folder's time), but
     its marker now lists a path out of the folder: the build reads the folder instead, and what lies

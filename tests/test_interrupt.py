@@ -242,27 +242,41 @@ def test_syncing_waits_for_the_sites_file_system_only(tmp_path, monkeypatch):
     assert everything[-1:] == [1]
 
 
-def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, site):
+@pytest.mark.parametrize(
+    "number, status, said",
+    [
+        (signal.SIGINT, 130, "interrupted; a build leaves the published folder as it was."),
+        # a CI job's time limit or `kill`: it ended the process on the spot, leaving the staging tree, the next
+        # caches' .tmp files and the search index's temporary folder (in /dev/shm, where nothing removes it)
+        (signal.SIGTERM, 143, "stopped by SIGTERM; a build leaves the published folder as it was."),
+    ],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, site, number, status, said):
     """SIGINT while pages render: status 130 (as shells report Ctrl-C), one line, no traceback, and the
-    site published before is byte for byte what it was, with nothing left beside it."""
+    site published before is byte for byte what it was, with nothing left beside it; SIGTERM the same, 143."""
     import subprocess
     import sys
 
     out = tmp_path / "site"
     shutil.copytree(site.out, out)  # the default site, built once for the session: enough pages for progress lines
     before = tree(out)
+    temporary = tmp_path / "tmp"  # where the search index is made while pages render
+    temporary.mkdir()
     command = [sys.executable, "-m", "generator", "build", "--content", str(CONTENT), "--out", str(out)]
     command += ["--templates", str(TEMPLATES), "--jobs", "2", "--force"]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "TMPDIR": str(temporary)}
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     first = run.stderr.readline()  # the first progress line: pages are rendering
     assert first.startswith("built "), first
-    run.send_signal(signal.SIGINT)
+    run.send_signal(number)
     _, err = run.communicate(timeout=60)
-    assert run.returncode == 130, err
+    assert run.returncode == status, err
     assert "Traceback" not in err
-    assert err.rstrip().endswith("interrupted; a build leaves the published folder as it was.")
+    assert err.rstrip().endswith(said)
     assert tree(out) == before
     assert not [p.name for p in tmp_path.glob(".site.*") if p.name.endswith((".staging", ".old", ".tmp"))]
+    assert list(temporary.iterdir()) == []
     assert build(tmp_path, CONTENT, out)[0].exit_code == 0  # and the next build works
 
 

@@ -60,8 +60,24 @@ class Number(click.FloatRange):
         return number
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job's time limit, `kill`, a service stopping), raised as Ctrl-C is: the same clean-up runs,
+    and the build's temporary folders and staging tree go with it (the console command installs it: cli.main)."""
+
+
+def stop_on_sigterm() -> None:
+    """Raise Terminated in the main thread when SIGTERM comes (the default ends the process on the spot)."""
+    import signal
+
+    def terminated(_number, _frame):
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, terminated)
+
+
 class CostpressGroup(click.Group):
-    """Turns costpress errors into clean lines on stderr and exit status 1 (130 after Ctrl-C)."""
+    """Turns costpress errors into clean lines on stderr and exit status 1 (130 after Ctrl-C, 143 after
+    SIGTERM)."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -75,6 +91,9 @@ class CostpressGroup(click.Group):
         except CostpressError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(1)
+        except Terminated:  # 128 + SIGTERM, as a shell reports it
+            click.echo("stopped by SIGTERM; a build leaves the published folder as it was.", err=True)
+            ctx.exit(143)
         except KeyboardInterrupt:  # Ctrl-C: the shell's status for it (128 + SIGINT), not click's "Aborted!" and 1
             click.echo("interrupted; a build leaves the published folder as it was.", err=True)
             ctx.exit(130)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from generator.commands.base import cli, content_option, out_option, templates_option
+from generator.commands.base import Terminated, cli, content_option, out_option, templates_option
 from generator.errors import ContentError, CostpressError
 
 # The last build's result and output, kept until the process exits or builds again. A
@@ -258,17 +258,21 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         return
     state.forget(dest)
     pagecache.forget(dest)
-    with held_signals() as caught:  # Ctrl-C now would stop between the old site and the new one
-        diff = sink.finish()
-        if result.cache is not None:
-            result.cache.commit(result.parts)
-        if result.parsed is not None:
-            result.parsed.save()
-        if result.rows is not None:
-            result.rows.save()
-        if digest is not None:
-            page_cache = result.cache.digest if result.cache is not None else None
-            state.record(dest, digest, result.warnings, sink.folder_stats(), guard.MARKER, page_cache)
+    try:
+        with held_signals() as caught:  # Ctrl-C now would stop between the old site and the new one
+            diff = sink.finish()
+            if result.cache is not None:
+                result.cache.commit(result.parts)
+            if result.parsed is not None:
+                result.parsed.save()
+            if result.rows is not None:
+                result.rows.save()
+            if digest is not None:
+                page_cache = result.cache.digest if result.cache is not None else None
+                state.record(dest, digest, result.warnings, sink.folder_stats(), guard.MARKER, page_cache)
+    except Terminated:  # held until the site was whole (held_signals), then raised
+        click.echo(f"stopped by SIGTERM after publishing; {out} is the new site, complete.", err=True)
+        raise click.exceptions.Exit(143) from None
     if caught:
         click.echo(f"interrupted after publishing; {out} is the new site, complete.", err=True)
         raise click.exceptions.Exit(130)
