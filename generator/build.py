@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import multiprocessing as mp
 import os
 import re
@@ -90,15 +89,12 @@ def _articles(
         family_articles += arts
         if listing is not None:
             listings.append(listing)
-    owners: dict[str, str] = dict.fromkeys(reserved_folders(catalog), "")
+    reserved, owners = reserved_folders(catalog), {}
     for slug, owner in [(a.slug, a.file) for a in (*catalog.articles, *family_articles)] + [
         (x.slug, x.family.file) for x in listings
     ]:
-        if owners.get(slug) == "":
-            problems.append(
-                f"{owner}: slug {slug!r} names the folder of the site's {reserved_folders(catalog)[slug]}; "
-                "choose another"
-            )
+        if slug in reserved:
+            problems.append(f"{owner}: slug {slug!r} names the folder of the site's {reserved[slug]}; choose another")
         elif slug in owners:
             problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
         owners[slug] = owner
@@ -128,8 +124,6 @@ def tag_problems(articles, listings) -> list[str]:
     'C++' and 'C#' are both 'c'), each as a problem with its file and line."""
     problems: list[str] = []
     named: dict[str, str] = {}  # a tag page's slug -> the tag that names it
-    # written alike: 'GPU cost', 'gpu-cost' and 'gpu_cost' are one tag, 'C++' and 'C#' are not
-    alike = functools.lru_cache(maxsize=None)(lambda name: re.sub(r"[\s_-]+", " ", name.casefold()).strip())
     sources = [(a.file, a.tags, a.params_doc) for a in articles]
     sources += [(x.family.file, x.tags, x.family.doc) for x in listings]
     for file, tags, doc in sources:
@@ -139,11 +133,16 @@ def tag_problems(articles, listings) -> list[str]:
             slug = slug_of(name)
             if not slug:
                 problems.append(f"{at}: tags: {name!r} has no letter or digit to name its page; expected one that has")
-            elif alike(named.setdefault(slug, name)) != alike(name):
+            elif _written_alike(named.setdefault(slug, name)) != _written_alike(name):
                 problems.append(
                     f"{at}: tags: {name!r} and {named[slug]!r} would share one page (tags/{slug}/); rename one"
                 )
     return list(dict.fromkeys(problems))
+
+
+def _written_alike(tag: str) -> str:
+    """What two tags written alike share: 'GPU cost', 'gpu-cost' and 'gpu_cost' are one tag, 'C++' and 'C#' not."""
+    return re.sub(r"[\s_-]+", " ", tag.casefold()).strip()
 
 
 def render_site(

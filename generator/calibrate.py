@@ -98,16 +98,14 @@ def from_csv(path: Path, skip_steps: int = 0) -> Measurement:
         raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
     if not rows or not {"step", "seconds", "tokens"} <= set(rows[0]):
         raise CostpressError(f"{path}: expected a CSV with columns step, seconds, tokens")
-    kept = []
+    kept = []  # (seconds, tokens) of each step after the warm-up
     for line, r in enumerate(rows, 2):
         if not (r["step"] or "").strip().isdigit():
             raise CostpressError(f"{path}:{line}: step: expected a whole number, got {r['step']!r}")
         if int(r["step"]) > skip_steps:
-            kept.append(r)
-            for column in ("seconds", "tokens"):
-                _number(r[column], f"{path}:{line}: {column}", positive=False)
-    seconds = sum(float(r["seconds"]) for r in kept)
-    tokens = sum(float(r["tokens"]) for r in kept)
+            kept.append(tuple(_number(r[c], f"{path}:{line}: {c}", positive=False) for c in ("seconds", "tokens")))
+    seconds = sum(s for s, _ in kept)
+    tokens = sum(t for _, t in kept)
     if seconds <= 0 or tokens <= 0:
         raise CostpressError(f"{path}: no steps left after skipping {skip_steps}")
     note = f", first {skip_steps} steps skipped as warm-up" if skip_steps else ""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import html as html_lib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -308,13 +310,10 @@ class Renderer:
             )
 
         try:
-            with sandbox.time_budget(THEME_SECONDS):
+            with theme_budget("one page"):
                 return self._page(art, ctx, prose, faq)
         except jinja2.TemplateError as exc:  # the theme, or a site's own template over it
             raise theme_problem(exc) from None
-        except (sandbox.ProseTimeout, MemoryError, RecursionError) as exc:
-            # a site's template that never ends would stop every page the same way, a minute each: stop here
-            raise BuildError(str(theme_problem(exc, theme_failure(exc)))) from None
 
     def _page(self, art: Article, ctx: Context, prose: Prose, faq: list[dict]) -> Page:
         """The page's HTML and Markdown: its blocks' templates, then the article's (render_article's budget)."""
@@ -468,17 +467,21 @@ THEME_SECONDS = 60.0
 THEME_SECONDS_PER_ITEM = 0.001
 
 
-def theme_seconds(items: int = 0) -> float:
-    """The time budget of templates that render `items` rows or pages besides their page."""
-    return THEME_SECONDS + items * THEME_SECONDS_PER_ITEM
-
-
-def theme_failure(exc: BaseException, seconds: float | None = None, what: str = "one page") -> str:
-    """What stopped a theme or site template: out of time (its budget: `seconds`), memory or stack."""
-    if isinstance(exc, sandbox.ProseTimeout):
-        spent = round(THEME_SECONDS if seconds is None else seconds, 1)
-        return f"took longer than {spent:g} s to render {what}; a loop that does not end?"
-    return sandbox.describe(exc)
+@contextlib.contextmanager
+def theme_budget(what: str, items: int = 0) -> Iterator[None]:
+    """Templates rendering `what` (with `items` rows or pages) within their time budget. One that runs out of
+    time, memory or stack stops the build with its file and line (BuildError): every other page would meet
+    the same template, a minute each."""
+    seconds = THEME_SECONDS + items * THEME_SECONDS_PER_ITEM
+    try:
+        with sandbox.time_budget(seconds):
+            yield
+    except (sandbox.ProseTimeout, MemoryError, RecursionError) as exc:
+        if isinstance(exc, sandbox.ProseTimeout):
+            why = f"took longer than {round(seconds, 1):g} s to render {what}; a loop that does not end?"
+        else:
+            why = sandbox.describe(exc)
+        raise BuildError(str(theme_problem(exc, why))) from None
 
 
 def theme_problem(exc: BaseException, message: str | None = None) -> RenderProblem:

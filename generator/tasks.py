@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import jinja2
 
-from generator import listingcache, pagecache, sandbox, svg
+from generator import listingcache, pagecache, svg
 from generator.articles import build_context
 from generator.claims import claims_of
 from generator.errors import BuildError
@@ -25,7 +25,7 @@ from generator.escape import table_csv
 from generator.figures_json import NO_TEXTS, figures_doc, figures_entry, listing_chunk
 from generator.kinds.common import Context
 from generator.records import Article
-from generator.render import Prose, RenderProblem, theme_failure, theme_problem, theme_seconds
+from generator.render import Prose, RenderProblem, theme_budget, theme_problem
 from generator.workers import Workers
 
 
@@ -110,14 +110,11 @@ def site_files(task: SiteFiles) -> dict[str, bytes]:
         )
         for i, days in task.pages
     ]
-    seconds = theme_seconds(len(pages))
     try:
-        with sandbox.time_budget(seconds):
+        with theme_budget("the home page and feeds", len(pages)):
             return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
     except jinja2.TemplateError as exc:  # a site's own template, or the theme
         raise BuildError(str(theme_problem(exc))) from None
-    except (sandbox.ProseTimeout, MemoryError, RecursionError) as exc:
-        raise BuildError(str(theme_problem(exc, theme_failure(exc, seconds, "the home page and feeds")))) from None
 
 
 class _Listed(NamedTuple):
@@ -150,14 +147,11 @@ def other_task(task: int | SiteFiles) -> tuple:
 
 
 def _render_listing(listing, texts) -> tuple:
-    seconds = theme_seconds(len(listing.rows))
     try:
-        with sandbox.time_budget(seconds):
+        with theme_budget("a listing", len(listing.rows)):
             return JOB["renderer"].render_listing(listing, texts)
     except jinja2.TemplateError as exc:
         raise BuildError(str(theme_problem(exc))) from None
-    except (sandbox.ProseTimeout, MemoryError, RecursionError) as exc:
-        raise BuildError(str(theme_problem(exc, theme_failure(exc, seconds, "a listing")))) from None
 
 
 def _listing_in_memory(listing) -> ListingOut:
