@@ -499,6 +499,30 @@ def test_a_build_loads_neither_numpy_nor_pandas(tmp_path):
     assert "loaded: []" in done.stdout, done.stdout
 
 
+def test_an_upgrade_of_a_library_a_build_does_not_load_leaves_the_pages_standing(tmp_path, monkeypatch):
+    """The digest every page's fingerprint and the no-op check start from names the versions of the libraries
+    that shape the output; pandas and numpy (only `estimate` loads them) are not among them, so upgrading
+    either does not make a refresh render every page again. An upgraded Jinja does."""
+    from generator import state
+
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    state.library_versions.cache_clear()
+    before = state.code_digest(templates)
+    for name in ("pandas-99.0.dist-info", "numpy-99.0.dist-info"):
+        (tmp_path / "libs" / name).mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "libs"), *sys.path])
+    state.library_versions.cache_clear()
+    try:
+        assert state.code_digest(templates) == before
+        (tmp_path / "libs" / "Jinja2-99.0.dist-info").mkdir()
+        state.library_versions.cache_clear()
+        assert state.code_digest(templates) != before
+    finally:
+        monkeypatch.undo()
+        state.library_versions.cache_clear()
+
+
 def test_the_console_command_leaves_the_collector_off_as_its_process_ends(tmp_path):
     """`costpress build` from the console ends its process after the build (cli._leave): the collector stays
     off, so no full collection walks the build's objects on the way out."""
