@@ -13,6 +13,7 @@ the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import os
@@ -77,6 +78,33 @@ def document(title: str, description: str, tags: tuple[str, ...], language: str)
     )
 
 
+@contextlib.contextmanager
+def _one_cpu():
+    """Processes started inside run on one of this thread's processors (Linux; elsewhere, on any).
+
+    Pagefind sizes its thread pools by the processors it may use. It runs
+    while the workers, one per processor, keep every processor busy, and on
+    all of them its threads mostly waited on each other: on one it used 20%
+    less CPU, and a cold build of the default site took 0.97 of the time
+    (16 pairs). The affinity is this thread's, set around the start only: the
+    child inherits it, and the workers and other threads keep theirs.
+    """
+    try:
+        allowed = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        yield
+        return
+    try:
+        os.sched_setaffinity(0, {max(allowed)})
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 class Index:
     """One index run: `start` writes the documents and launches Pagefind; `files` waits and reads its output."""
 
@@ -101,13 +129,14 @@ class Index:
         for slug, title, description, tags in sorted(self.pages):
             (source / slug).mkdir(parents=True)
             (source / slug / "index.html").write_text(document(title, description, tags, self.language), "utf-8")
-        self.process = subprocess.Popen(
-            [binary, "--site", str(source), "--output-path", str(self.folder / "out"), "--silent"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "NO_COLOR": "1"},
-        )
+        with _one_cpu():
+            self.process = subprocess.Popen(
+                [binary, "--site", str(source), "--output-path", str(self.folder / "out"), "--silent"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "NO_COLOR": "1"},
+            )
         return self
 
     def files(self, timeout: float = 300) -> list[tuple[str, bytes]]:

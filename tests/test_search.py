@@ -131,3 +131,32 @@ def test_a_failing_pagefind_is_one_line_and_leaves_nothing(tmp_path, monkeypatch
     assert "error: search: Pagefind failed: index: something went wrong" in result.output
     assert "Traceback" not in result.output
     assert list(where.iterdir()) == [] and not (tmp_path / "site").exists()
+
+
+def test_pagefind_runs_on_one_processor_and_the_build_keeps_all(tmp_path, monkeypatch):
+    """Pagefind starts with one processor (search._one_cpu: its thread pools, sized by the processors it may
+    use, only contended with the workers); the thread that started it gets all of its processors back."""
+    import os
+    import sys
+
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    if len(allowed) < 2:
+        pytest.skip("needs two processors and Linux's affinity calls")
+    seen = tmp_path / "affinity"
+    script = tmp_path / "pagefind"
+    script.write_text(
+        f"#!{sys.executable}\nimport os, sys\n"
+        f"open({str(seen)!r}, 'w').write(repr(sorted(os.sched_getaffinity(0))))\n"
+        "out = sys.argv[sys.argv.index('--output-path') + 1]\n"
+        "os.makedirs(out)\nopen(os.path.join(out, 'pagefind-entry.json'), 'w').write('{}')\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setattr(search, "executable", lambda: str(script))
+    index = search.Index([("a", "A", "about a", ("tag",))], "en").start()
+    try:
+        assert os.sched_getaffinity(0) == allowed
+        files = dict(index.files(timeout=60))
+    finally:
+        index.close()
+    assert "pagefind/pagefind-entry.json" in files
+    assert seen.read_text() == repr([max(allowed)])
