@@ -177,19 +177,35 @@ _DATE_2 = re.compile(r"-(?=[0-3]\d(?![\w/-]))(?:(?<=[^\w/.-]\d{4}\u2011[01]\d-)|
 
 def keep_units(text: str) -> str:
     """Text with a non-breaking space between each number and its unit ('152 GB', '20 M', '8 × H100'),
-    and non-breaking hyphens in '8-bit' and in dates ('2026-11-30')."""
+    and non-breaking hyphens in '8-bit' and in dates ('2026-11-30'). A text without a space is left as it is.
+
+    Every rule looks only within a line, so a long text (an article's body) is done line by line,
+    each line remembered: a family's pages share most of their lines (about 6,500 distinct lines
+    among 10,000 pages' 570,000), and its body took four times as long done whole.
+    """
     if " " not in text:
         return text
-    return _kept_units(text) if len(text) < 300 else _keep_units(text)  # labels repeat: remember them
+    if len(text) < LINE_REMEMBERED:
+        return _kept_units(text)  # labels repeat: remember them
+    return "\n".join(
+        [_kept_units(line) if len(line) < LINE_REMEMBERED else _keep_units(line) for line in text.split("\n")]
+    )
+
+
+LINE_REMEMBERED = 300  # texts (and lines of longer ones) shorter than this are remembered
 
 
 def _keep_units(text: str) -> str:
+    """keep_units' rules on the whole of `text`. Each check before a rule is one that every match of the
+    rule needs, so that a line gives the same result alone as within any text."""
     if "-bit" in text:
         text = _BITS.sub(NBHY + "bit", text)
     if "-1" in text or "-0" in text:
-        text = _DATE_2.sub(NBHY, _DATE_1.sub(NBHY, text))
+        text = _DATE_1.sub(NBHY, text)
+    if NBHY in text and "-" in text:  # a date's second hyphen, once its first is non-breaking
+        text = _DATE_2.sub(NBHY, text)
     text = _TIMES_NAME.sub(NBSP, _UNIT_AFTER.sub(NBSP, text))
-    return _GPU_NAME.sub(NBSP, text) if "0 " in text or "SXM" in text or "PCIe" in text else text
+    return _GPU_NAME.sub(NBSP, text)
 
 
 _kept_units = functools.lru_cache(maxsize=16_384)(_keep_units)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator import formatting as f
 
@@ -122,3 +124,40 @@ def test_keep_units(text, kept):
 def test_setups_are_plain_in_data():
     assert f.setup(8, "H100 SXM") == "8 × H100 SXM" and f.tokens(2e7) == "20 M"
     assert f.cell("8 × H100 SXM", "text") == "8\u00a0×\u00a0H100\u00a0SXM"  # pages keep it on one line
+
+
+# Pieces that meet every keep_units rule and the edges around them: numbers, units, GPU names, "-bit", dates,
+# and the characters the rules look at before and after a match (line breaks, slashes, dots, hyphens).
+_PIECES = [" ", " ", " ", "\n", "\n\n", "-", "/", ".", "8", "16", "2026", "11", "30", "05", "0", "1",
+           "M", "B", "GB", "TFLOPS", "×", "\u00a0", "\u2011", "-bit", "-11-30", "-05-", "bit", "A", "H", "GH",
+           "100", "4090", "SXM", "PCIe", "NVL", "x", "a word", "H100", "A16", "prices/", "https://x.org/"]  # fmt: skip
+
+
+def _rules_everywhere(text: str) -> str:
+    """keep_units' rules applied to the whole text in their order, with no check first."""
+    text = f._BITS.sub(f.NBHY + "bit", text)
+    text = f._DATE_2.sub(f.NBHY, f._DATE_1.sub(f.NBHY, text))
+    text = f._TIMES_NAME.sub(f.NBSP, f._UNIT_AFTER.sub(f.NBSP, text))
+    return f._GPU_NAME.sub(f.NBSP, text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=240))
+def test_keep_units_line_by_line_is_the_rules_on_the_whole_text(pieces):
+    """A long text is done line by line, each line remembered; the checks before each rule only skip work.
+    Both must give what the rules give on the whole text at once."""
+    text = "".join(pieces)
+    assert f._keep_units(text) == _rules_everywhere(text)
+    assert f.keep_units(text) == (text if " " not in text else _rules_everywhere(text))
+
+
+def test_keep_units_does_a_long_text_line_by_line():
+    line = "A 20 M-token run on 8 × H100 SXM, 8-bit Adam, prices of 2026-11-30, an A16 64 GB card."
+    text = "\n".join([line] * 8)
+    assert len(text) >= f.LINE_REMEMBERED and len(line) < f.LINE_REMEMBERED
+    kept = f.keep_units(line)
+    assert kept == (
+        "A 20\u00a0M-token run on 8\u00a0×\u00a0H100\u00a0SXM, 8\u2011bit Adam, prices of 2026\u201111\u201130, "
+        "an A16\u00a064\u00a0GB card."
+    )
+    assert f.keep_units(text) == "\n".join([kept] * 8)
