@@ -1,15 +1,22 @@
 """Build-speed benchmark: synthetic page families of 100, 1,000 and 10,000 pages.
 
-Prints, per size: cold build (the median of three up to 10,000 pages), no-op
-rebuild and one-price-change rebuild (wall time, pages per second, CPU seconds
-in user and kernel mode, peak RSS, files written; then two more changes, one
-after another, and the median of the three), the five largest output files and
-the folder with the most entries, then the same number of Markdown pages built
-by Hugo when Hugo is installed (also the median of three), and the time to
-compute a 1,000,000-scenario grid. Run it with `make bench` (or `python
+Prints, per size: cold build, no-op rebuild and one-price-change rebuild (wall
+time, pages per second, CPU seconds in user and kernel mode, peak RSS, files
+written), the five largest output files and the folder with the most entries,
+the same number of Markdown pages built by Hugo when Hugo is installed, and the
+time to compute a 1,000,000-scenario grid. Run it with `make bench` (or `python
 benchmarks/run.py [--dir FOLDER] [--large] [SIZES...]`; `--large`, or `make
-bench-large`, adds 100,000 pages and the 100,000 / 10,000 cold ratio).
-It prints figures; it asserts nothing.
+bench-large`, adds 100,000 pages). It prints figures; it asserts nothing.
+
+The machine's speed drifts by a fifth from minute to minute, so a ratio is
+taken between runs made one after the other, never between medians measured
+minutes apart: up to 10,000 pages the benchmark makes three rounds of a cold
+build, Hugo's build of the same pages and a price change on the site just
+built, and prints the median of each round's ratios (price change / cold,
+costpress / Hugo) beside the median times. The 100,000-page cold build is set
+against 10,000-page cold builds made just before and just after it. After the
+last round come the no-op rebuild and two more price changes, one after
+another, as a refresh job makes them.
 
 Every size works in its own folder under --dir (default: the system's
 temporary folder), and all of them are deleted only at the end: on ext4
@@ -126,11 +133,10 @@ def run_build(content: Path, out: Path) -> Run:
     return measure(command, ROOT, {**os.environ, "XDG_CACHE_HOME": str(out.parent / "cache")})
 
 
-def hugo_time(pages: int, sample: Path, work: Path) -> Run | None:
-    """Hugo building the same number of Markdown pages (one table and one SVG chart each): the median of
-    COLD_RUNS builds, as costpress's cold build is."""
-    hugo = shutil.which("hugo")
-    if not hugo:
+def hugo_site(pages: int, sample: Path, work: Path) -> Path | None:
+    """A Hugo site of the same number of Markdown pages (one table and one SVG chart each), or None
+    when Hugo is not installed."""
+    if not shutil.which("hugo"):
         return None
     site = work / "hugo"
     (site / "layouts" / "_default").mkdir(parents=True)
@@ -144,9 +150,28 @@ def hugo_time(pages: int, sample: Path, work: Path) -> Run | None:
         bundle.mkdir(parents=True)
         (bundle / "index.md").write_text(text.replace('slug: "', f'slug: "p{i:05d}-'))
         (bundle / "cost-vs-tokens.svg").write_bytes(svg)
-    runs = []  # as many builds as costpress's cold builds, each into a folder of its own; the median counts
-    for n in range(COLD_RUNS):
-        runs.append(measure([hugo, "--quiet", "-s", str(site), "-d", str(site / f"public-{n}")], work))
+    return site
+
+
+def hugo_build(site: Path, n: int) -> Run:
+    """One cold Hugo build of `site`, into a folder of its own."""
+    return measure([shutil.which("hugo"), "--quiet", "-s", str(site), "-d", str(site / f"public-{n}")], site.parent)
+
+
+def change_price(content: Path) -> None:
+    """One price change: the first offer of cloud0000 at $5.00 an hour goes to $5.10, or back."""
+    snap = content / "prices" / "cloud0000" / "2026-11-01.yaml"
+    text = snap.read_text()
+    old, new = ("5.00", "5.10") if "usd_per_hour: 5.00}" in text else ("5.10", "5.00")
+    snap.write_text(text.replace(f"usd_per_hour: {old}}}", f"usd_per_hour: {new}}}", 1))
+
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def middle(runs: list[Run]) -> Run:
+    """The run of median wall time."""
     return sorted(runs, key=lambda run: run.wall)[len(runs) // 2]
 
 
@@ -204,7 +229,7 @@ def main(sizes: list[int], where: str | None) -> None:
     # An editable install leaves costpress's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE
     # set every build would compile them again (~50 ms); an installed package has them compiled.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "generator")], check=True)
-    colds: dict[int, Run] = {}
+    contents: dict[int, Path] = {}  # each size's content, for a ratio between sizes
     if where is not None:
         os.makedirs(where, exist_ok=True)  # a folder of its own, made if missing (removed again: only its files)
     with tempfile.TemporaryDirectory(dir=where, prefix="costpress-bench-") as tmp:
@@ -212,57 +237,99 @@ def main(sizes: list[int], where: str | None) -> None:
             work = Path(tmp) / str(size)
             content, out = work / "content", work / "site"
             expected = synthetic_content(content, size)
-            # The machine's speed drifts by a fifth from minute to minute: up to 10,000 pages the cold build
-            # runs COLD_RUNS times, each into a folder of its own (none deleted: see above), and the median
-            # is the one the ratios use. The last folder goes on to the no-op and price-change builds.
-            runs = COLD_RUNS if size <= HUGO_MAX_PAGES else 1
-            cold_runs = [run_build(content, work / f"site-{n}") for n in range(1, runs)]
-            cold_runs.append(run_build(content, out))
-            cold = sorted(cold_runs, key=lambda run: run.wall)[len(cold_runs) // 2]
-            pages = sum(1 for p in out.glob("*/index.html"))
-            noop = run_build(content, out)
-            snap = content / "prices" / "cloud0000" / "2026-11-01.yaml"
-            changes = []  # a price refresh job makes one change after another: the first, and two more
-            for old, new in (("5.00", "5.10"), ("5.10", "5.00"), ("5.00", "5.10")):
-                snap.write_text(snap.read_text().replace(f"usd_per_hour: {old}}}", f"usd_per_hour: {new}}}", 1))
-                changes.append(run_build(content, out))
-            change = changes[0]
-            median = sorted(changes, key=lambda run: run.wall)[1]
-            print(f"\n{pages} pages ({expected} combinations fit)")
-            for label, run, rate in (("cold build:", cold, pages), ("no-op rebuild:", noop, None)):
-                print(row(label, run, rate))
-                print(f"{'':20}{run.line}")
-                if run is cold and len(cold_runs) > 1:
-                    walls = ", ".join(f"{r.wall:.2f}" for r in cold_runs)
-                    print(f"{'':20}the median of {len(cold_runs)} cold builds: {walls} s")
-            print(row("one price change:", change))
-            print(f"{'':20}{change.line}")
-            print(f"{'':20}one price change / cold = {change.wall / cold.wall:.2f} (the first after the cold build)")
+            contents[size] = content
+            print(f"\n{size:,} pages asked ({expected} combinations fit)", flush=True)
+            if size <= HUGO_MAX_PAGES:
+                cold, noop, changes = paired_rounds(size, content, work, out)
+            else:
+                cold, noop, changes = single_round(size, content, work, out, contents.get(HUGO_MAX_PAGES))
+            print(row("no-op rebuild:", noop))
+            print(f"{'':20}{noop.line}")
             walls = ", ".join(f"{run.wall:.2f}" for run in changes)
             print(
-                f"{'':20}three changes in a row: {walls} s; median {median.wall:.2f} s, "
-                f"/ cold = {median.wall / cold.wall:.2f}, peak {max(run.rss for run in changes):.0f} MiB"
+                f"{'':20}three changes in a row (the last round's and two more): {walls} s; "
+                f"median {middle(changes).wall:.2f} s, peak {max(run.rss for run in changes):.0f} MiB"
             )
             print("  largest files:")
             for nbytes, rel in largest_files(out):
                 print(f"{'':20}{mib(nbytes)}  {rel}")
             entries, folder = widest_folder(out)
             print(f"  most entries in one folder: {entries:,} ({folder})")
-            sample = next(out.glob("*-on-*/index.md"))
-            # Hugo took 2.4 GiB for 10,000 pages: at 100,000 it would not fit a 24 GiB machine beside us
-            hugo = hugo_time(pages, sample, work) if size <= HUGO_MAX_PAGES else None
             if size > HUGO_MAX_PAGES:
                 print(f"  Hugo: not run above {HUGO_MAX_PAGES:,} pages (its memory grows with the site)")
-            elif hugo is not None:
-                print(row("Hugo, same pages:", hugo, pages))
-                print(f"{'':20}costpress cold / Hugo = {cold.wall / hugo.wall:.2f}")
-            else:
-                print("  Hugo: not installed (Debian package hugo), no comparison")
-            colds[size] = cold
-        if 100_000 in colds and 10_000 in colds:
-            print(f"\n100,000 / 10,000 pages, cold: {colds[100_000].wall / colds[10_000].wall:.1f}x")
         print(f"\n1,000,000-scenario grid: {grid_time():.3f} s")
         print("deleting the benchmark folders")
+
+
+def paired_rounds(size: int, content: Path, work: Path, out: Path) -> tuple[Run, Run, list[Run]]:
+    """COLD_RUNS rounds of: a cold build into a folder of its own (none deleted: see above), Hugo's build of
+    the same pages, and one price change on the site just built. Each ratio is taken within its round."""
+    colds, hugos, changes, hugo = [], [], [], None
+    for n in range(1, COLD_RUNS + 1):
+        folder = out if n == COLD_RUNS else work / f"site-{n}"  # the last goes on to the no-op and more changes
+        colds.append(run_build(content, folder))
+        if n == 1:
+            sample = next(folder.glob("*-on-*/index.md"))
+            hugo = hugo_site(sum(1 for _ in folder.glob("*/index.html")), sample, work)
+        if hugo is not None:
+            hugos.append(hugo_build(hugo, n))
+        change_price(content)
+        changes.append(run_build(content, folder))
+    pages = sum(1 for _ in out.glob("*/index.html"))
+    cold = middle(colds)
+    print(row("cold build:", cold, pages))
+    print(f"{'':20}{cold.line}")
+    print(f"{'':20}{len(colds)} rounds: {', '.join(f'{r.wall:.2f}' for r in colds)} s")
+    change = middle(changes)
+    print(row("one price change:", change))
+    print(f"{'':20}{change.line}")
+    ratios = [c.wall / k.wall for c, k in zip(changes, colds, strict=True)]
+    print(
+        f"{'':20}each round's first change after its cold build: {', '.join(f'{r.wall:.2f}' for r in changes)} s; "
+        f"change / cold, round by round: {', '.join(f'{r:.3f}' for r in ratios)}; median {median(ratios):.3f}"
+    )
+    if hugos:
+        hugo_run = middle(hugos)
+        print(row("Hugo, same pages:", hugo_run, pages))
+        ratios = [k.wall / h.wall for k, h in zip(colds, hugos, strict=True)]
+        print(
+            f"{'':20}{len(hugos)} rounds: {', '.join(f'{r.wall:.2f}' for r in hugos)} s; costpress cold / Hugo, "
+            f"round by round: {', '.join(f'{r:.3f}' for r in ratios)}; median {median(ratios):.3f}"
+        )
+    else:
+        print("  Hugo: not installed (Debian package hugo), no comparison")
+    noop = run_build(content, out)
+    for _ in range(2):  # a price refresh job makes one change after another
+        change_price(content)
+        changes.append(run_build(content, out))
+    return cold, noop, changes[-3:]
+
+
+def single_round(size: int, content: Path, work: Path, out: Path, smaller: Path | None) -> tuple[Run, Run, list[Run]]:
+    """One cold build (with the 10,000-page size in the same run: set against cold builds of it made just
+    before and just after), then the no-op and three price changes in a row."""
+    # the smaller size's builds go beside its own, whose compiled templates they find as its rounds did
+    before = run_build(smaller, smaller.parent / "site-before") if smaller is not None else None
+    cold = run_build(content, out)
+    after = run_build(smaller, smaller.parent / "site-after") if smaller is not None else None
+    pages = sum(1 for _ in out.glob("*/index.html"))
+    print(row("cold build:", cold, pages))
+    print(f"{'':20}{cold.line}")
+    if before is not None and after is not None:
+        ratio = cold.wall / ((before.wall + after.wall) / 2)
+        print(
+            f"{'':20}{HUGO_MAX_PAGES:,} pages cold just before and just after: {before.wall:.2f}, "
+            f"{after.wall:.2f} s; this size / their mean = {ratio:.1f}x"
+        )
+    noop = run_build(content, out)
+    changes = []
+    for _ in range(3):
+        change_price(content)
+        changes.append(run_build(content, out))
+    print(row("one price change:", changes[0]))
+    print(f"{'':20}{changes[0].line}")
+    print(f"{'':20}one price change / cold = {changes[0].wall / cold.wall:.3f} (the first after the cold build)")
+    return cold, noop, changes
 
 
 USAGE = "usage: python benchmarks/run.py [--dir FOLDER] [--large] [SIZES...]"
