@@ -305,6 +305,29 @@ class Dates(dict):
         return day
 
 
+# A family page's own parameters, beside its family's: what Article.page_inputs holds, in this order
+PAGE_INPUTS = ("model", "method", "offer", "shown", "others", "cheaper", "listing_slug")
+
+
+def page_params(family: dict, inputs: tuple) -> dict:
+    """A family page's parameters: its family's, and its own from `inputs` (PAGE_INPUTS).
+
+    The page's fingerprint is made from `inputs` alone beside the family's
+    (pagecache.Fingerprints), so every parameter a page gets must come from
+    here; tests/test_families.py checks that each page's params are exactly
+    what this gives for its inputs.
+    """
+    model, method, offer, shown, others, cheaper, listing_slug = inputs
+    return {
+        **family,
+        "model": model,
+        "method": method,
+        "offer": offer,
+        "neighbours": {"shown": shown, "others": others, "cheaper": cheaper},
+        "listing_slug": listing_slug,
+    }
+
+
 def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[list[Article], Listing | None]:
     """The family's articles (kind 'setup'), and its listing page; `kept`: see family_grid."""
     records = family_grid(cat, fam, kept)
@@ -349,14 +372,8 @@ def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[l
         if neighbours is None:
             neighbours = lists[shown] = [cards[k] for k in shown]
         cheaper = bisect.bisect_left(rounded[(model, method)], round(r.cost_with_startup, 2))
-        params = {
-            **p,
-            "model": model,
-            "method": method,
-            "offer": r.offer,
-            "neighbours": {"shown": neighbours, "others": len(group) - 1, "cheaper": cheaper},
-            "listing_slug": listing_slug,
-        }
+        inputs = (model, method, r.offer, neighbours, len(group) - 1, cheaper, listing_slug)  # PAGE_INPUTS
+        params = page_params(p, inputs)
         articles.append(
             Article(
                 file=fam.file,
@@ -376,6 +393,7 @@ def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[l
                 body_line=fam.body_line,
                 params_checked=True,  # the family's front matter was validated, the rest is computed
                 family_params=p,
+                page_inputs=inputs,
             )
         )
     listing = fam.data["listing"]

@@ -25,14 +25,18 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import operator
 import os
 import re
 from pathlib import Path
 
 from generator.escape import json_encoder
-from generator.records import Article, Catalog
+from generator.records import Article, Catalog, Offer
 
 VERSION = 1
+
+
+offer_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Offer)))  # every field, in order
 
 
 def cache_path(out: Path) -> Path:
@@ -51,6 +55,8 @@ class Fingerprints:
         self._reprs: dict[int, tuple[object, str]] = {}
         self._pairs: dict[tuple[str, int], tuple[object, str]] = {}
         self._orders: dict[tuple[str, ...], list[str]] = {}
+        self._lists: dict[int, tuple[list, str]] = {}
+        self._families: dict[tuple, tuple] = {}  # (id of family params, model, method) -> see _family_page
 
     def _provider(self, offer_key: str, as_of) -> str:
         """What a page reads of its provider's prices.
@@ -72,7 +78,11 @@ class Fingerprints:
             shown = snaps if history else [dataclasses.replace(s, offers=()) for s in snaps]
             self._providers[key] = (digest_of(repr(shown)), history)
         digest, history = self._providers[key]
-        found = digest if history else digest_of(digest, repr(self.catalog.offer(offer_key, as_of)))
+        if not history:  # the offer's own fields (its record's repr, less the dataclass machinery's time)
+            offer = self.catalog.offer(offer_key, as_of)
+            found = digest_of(digest, repr(offer_fields(offer) if offer is not None else None))
+        else:
+            found = digest
         self._offers[(offer_key, as_of)] = found
         return found
 
@@ -82,9 +92,19 @@ class Fingerprints:
         page, its title, slug and description, the parameters it does not share, and its offer's prices."""
         if art.kind != "setup" or not isinstance(art.params, dict):
             return None
+        if art.page_inputs is not None and art.family_params is not None:
+            return self._family_page(art)
         p = art.params
         shared = art.family_params if art.family_params is not None else _NOTHING_SHARED
-        model, method = p.get("model"), p.get("method")
+        return digest_of(
+            self._held(art, shared, p.get("model"), p.get("method")),
+            repr((art.title, art.slug, art.description)),
+            self._params(p, shared),
+            self._provider(str(p.get("offer", "")), art.prices_as_of),
+        )
+
+    def _held(self, art: Article, shared: dict, model, method) -> str:
+        """The digest of what the pages of a family share, by model and method (made once for them all)."""
         key = (art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, art.date, art.tags)
         key += (art.prices_as_of, id(shared), model, method)
         held = self._shared.get(key)
@@ -100,11 +120,36 @@ class Fingerprints:
             )
             # held with the objects whose ids make the key, so no other object can take their ids meanwhile
             held = self._shared[key] = (digest, shared, art.body, art.faq, art.sources)
+        return held[0]
+
+    def _family_page(self, art: Article) -> str:
+        """The fingerprint of a page families.expand made: its params are its family's and its page_inputs
+        (families.page_params), so those are all it digests besides what the family shares. What the
+        family's pages share is found by the family's parameters, model and method, and taken when the
+        page holds the very objects it was made from (the same for every page of a family)."""
+        model, method, offer, shown, others, cheaper, listing = art.page_inputs
+        shared = art.family_params
+        found = self._families.get((id(shared), model, method))
+        if not (
+            found is not None
+            and found[1] is art.body
+            and found[2] is art.faq
+            and found[3] is art.sources
+            and found[4] is art.tags
+            and found[5] is art.file
+            and found[6] is art.date
+            and found[7] is art.attribution
+            and found[8] is art.prices_as_of
+            and found[9] is shared
+        ):
+            digest = self._held(art, shared, model, method)
+            found = (digest, art.body, art.faq, art.sources, art.tags, art.file, art.date, art.attribution)
+            found = self._families[(id(shared), model, method)] = (*found, art.prices_as_of, shared)
         return digest_of(
-            held[0],
-            repr((art.title, art.slug, art.description)),
-            self._params(p, shared),
-            self._provider(str(p.get("offer", "")), art.prices_as_of),
+            found[0],
+            repr((art.title, art.slug, art.description, model, method, offer, others, cheaper, listing)),
+            self._list_digest(shown),
+            self._provider(offer, art.prices_as_of),
         )
 
     def _params(self, params: dict, shared: dict) -> str:
@@ -137,6 +182,13 @@ class Fingerprints:
                 found = pairs[(name, id(value))] = (value, f"{name!r}: {self._shared_repr(value)}")
             parts.append(found[1])
         return ", ".join(parts)
+
+    def _list_digest(self, value: list) -> str:
+        """The digest of a list pages share (a family page's neighbours), made once per list."""
+        found = self._lists.get(id(value))
+        if found is None:
+            found = self._lists[id(value)] = (value, digest_of(repr(value)))  # held: its id stays its own
+        return found[1]
 
     def _shared_repr(self, value) -> str:
         if not isinstance(value, (list, tuple)):

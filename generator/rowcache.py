@@ -21,11 +21,9 @@ published: its rows are not held to the end of the build, nor copied into the wo
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import io
 import marshal
-import operator
 import os
 import sys
 from pathlib import Path
@@ -33,8 +31,8 @@ from pathlib import Path
 from generator import listingcache
 from generator.families import ROW_VALUES, row_values
 from generator.nextfile import NextFile, header
-from generator.pagecache import digest_of
-from generator.records import Catalog, Offer
+from generator.pagecache import digest_of, offer_fields
+from generator.records import Catalog
 
 VERSION = 2
 HEAD = f"costpress row cache {VERSION} python {sys.version_info[0]}.{sys.version_info[1]} marshal {marshal.version}"
@@ -42,9 +40,6 @@ HEAD = f"costpress row cache {VERSION} python {sys.version_info[0]}.{sys.version
 
 def cache_path(out: Path) -> Path:
     return out.parent / f".{out.name}.row-cache"
-
-
-_offer_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Offer)))
 
 
 class RowCache:
@@ -123,7 +118,7 @@ class FamilyRows:
         """The provider's rows by (model, method), as value tuples (families.ROW_VALUES), when kept."""
         if provider in self._loaded:
             return self._loaded[provider]
-        key = self._keys[provider] = digest_of(repr([_offer_fields(offer) for offer in snap.offers]))
+        key = self._keys[provider] = digest_of(repr([offer_fields(offer) for offer in snap.offers]))
         found = self.kept.get(provider)
         rows = None
         if found is not None and found[0] == key:

@@ -224,3 +224,67 @@ def test_a_family_with_too_many_combinations_is_one_problem(tmp_path, monkeypatc
     line = next(x for x in result.output.splitlines() if "combinations of model, method and offer" in x)
     assert line.startswith("error: ") and "families/70b-setups.md:" in line and "axes" in line, line
     assert "a family may have at most 10 (split it" in line, line
+
+
+def _family_pages():
+    from generator.build import _articles
+
+    catalog, articles, _, problems = _articles(CONTENT, False, None)
+    assert not problems, problems
+    return catalog, [a for a in articles if a.page_inputs is not None]
+
+
+def test_a_family_pages_params_are_its_familys_and_its_own_inputs():
+    """A family page's fingerprint is made from its family's parameters and its page_inputs
+    (pagecache.Fingerprints), so its params must hold nothing else: a parameter that expand gave a page
+    some other way would not reach the fingerprint, and a change to it would leave the page stale."""
+    from generator.families import PAGE_INPUTS, page_params
+
+    _, pages = _family_pages()
+    assert len(pages) > 1000
+    own = {"model", "method", "offer", "neighbours", "listing_slug"}
+    for art in pages:
+        p, shared, inputs = art.params, art.family_params, art.page_inputs
+        assert set(p) == set(shared) | own, art.slug
+        assert all(p[k] is shared[k] for k in shared if k not in own), art.slug
+        values = dict(zip(PAGE_INPUTS, inputs, strict=True))
+        assert p["neighbours"] == {"shown": values["shown"], "others": values["others"], "cheaper": values["cheaper"]}
+        assert [p[k] for k in ("model", "method", "offer", "listing_slug")] == [
+            values[k] for k in ("model", "method", "offer", "listing_slug")
+        ]
+        assert p == page_params(shared, inputs), art.slug
+
+
+def test_a_family_pages_fingerprint_follows_each_of_its_inputs():
+    """Each of a family page's own inputs, its title, slug and description, and its family's parameters
+    change its fingerprint; the same page gives the same fingerprint in another Fingerprints."""
+    import dataclasses
+
+    from generator import pagecache
+
+    catalog, pages = _family_pages()
+    art = next(a for a in pages if a.page_inputs[3])  # a page that lists neighbours
+    first = pagecache.Fingerprints(catalog, "code").of(art)
+    assert first == pagecache.Fingerprints(catalog, "code").of(art)
+    model, method, offer, shown, others, cheaper, listing = art.page_inputs
+    other_page = next(a for a in pages if a.page_inputs[2] != offer and a.page_inputs[:2] == (model, method))
+    changed_shown = [dict(shown[0], cost=shown[0]["cost"] + 0.01), *shown[1:]]
+    variants = [
+        (model, method, other_page.page_inputs[2], shown, others, cheaper, listing),
+        (model, method, offer, changed_shown, others, cheaper, listing),
+        (model, method, offer, shown, others + 1, cheaper, listing),
+        (model, method, offer, shown, others, cheaper + 1, listing),
+        (model, method, offer, shown, others, cheaper, listing + "-2"),
+    ]
+    seen = {first}
+    for inputs in variants:
+        fp = pagecache.Fingerprints(catalog, "code").of(dataclasses.replace(art, page_inputs=inputs))
+        assert fp not in seen, inputs
+        seen.add(fp)
+    for field in ("title", "slug", "description"):
+        fp = pagecache.Fingerprints(catalog, "code").of(dataclasses.replace(art, **{field: getattr(art, field) + "x"}))
+        assert fp not in seen, field
+        seen.add(fp)
+    family = {**art.family_params, "utilization": art.family_params["utilization"] + 0.01}
+    fp = pagecache.Fingerprints(catalog, "code").of(dataclasses.replace(art, family_params=family, params=family))
+    assert fp not in seen
