@@ -16,6 +16,7 @@ from generator.errors import ContentError
 from generator.escape import slug_of
 from generator.families import expand, load_families
 from generator.figures_json import figures_pieces
+from generator.fingerprints import Fingerprints
 from generator.lint import warnings as lint_warnings
 from generator.load import display_path, load_content
 from generator.parsecache import ParseCache
@@ -189,7 +190,7 @@ def render_site(
             reuse=reuse,
         )
         files = sink if sink is not None else Files()  # a Publisher writes pages as they come
-        fingerprints = pagecache.Fingerprints(catalog, code) if cache is not None else None
+        fingerprints = Fingerprints(catalog, code) if cache is not None else None
         # A page whose page-cache entry still holds is kept (tasks.kept_page); in a folder as the last build left it
         # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
         tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)

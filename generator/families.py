@@ -313,7 +313,7 @@ def page_params(family: dict, inputs: tuple) -> dict:
     """A family page's parameters: its family's, and its own from `inputs` (PAGE_INPUTS).
 
     The page's fingerprint is made from `inputs` alone beside the family's
-    (pagecache.Fingerprints), so every parameter a page gets must come from
+    (fingerprints.Fingerprints), so every parameter a page gets must come from
     here; tests/test_families.py checks that each page's params are exactly
     what this gives for its inputs.
     """

@@ -241,10 +241,10 @@ class Article:
     params_checked: bool = field(default=False, compare=False, repr=False)
     draft: bool = False
     # A family page's params repeat its family's own parameters (this dict, the same one for all its pages):
-    # the page fingerprint digests them once (pagecache.Fingerprints)
+    # the page fingerprint digests them once (fingerprints.Fingerprints)
     family_params: dict | None = field(default=None, compare=False, repr=False)
     # And the values of its own parameters, in families.PAGE_INPUTS order (expand builds its params from these
-    # very values): its fingerprint is made from them, with no walk over the dict (pagecache.Fingerprints)
+    # very values): its fingerprint is made from them, with no walk over the dict (fingerprints.Fingerprints)
     page_inputs: tuple | None = field(default=None, compare=False, repr=False)
 
 

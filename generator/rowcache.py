@@ -30,8 +30,8 @@ from pathlib import Path
 
 from generator import listingcache
 from generator.families import ROW_VALUES, row_values
+from generator.fingerprints import digest_of, offer_fields
 from generator.nextfile import NextFile, header
-from generator.pagecache import digest_of, offer_fields
 from generator.records import Catalog
 
 VERSION = 2

@@ -23,6 +23,7 @@ from generator.claims import claims_of
 from generator.errors import BuildError
 from generator.escape import table_csv
 from generator.figures_json import NO_TEXTS, figures_doc, figures_entry, listing_chunk
+from generator.fingerprints import digest_of
 from generator.kinds.common import Context
 from generator.records import Article
 from generator.render import Prose, RenderProblem, theme_budget, theme_problem
@@ -133,7 +134,7 @@ def other_task(task: int | SiteFiles) -> tuple:
     listing, sink = JOB["listings"][number], JOB.get("sink")
     if sink is None:
         return _listing_in_memory(listing), []
-    context = pagecache.digest_of(JOB["code"], repr(JOB["catalog"].site))  # what a row's text depends on
+    context = digest_of(JOB["code"], repr(JOB["catalog"].site))  # what a row's text depends on
     texts = listingcache.RowTexts(
         JOB.get("cache"), number, listing.family.file, context, listing.row_keys, JOB.get("reuse", True)
     )

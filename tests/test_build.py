@@ -351,7 +351,7 @@ def rendered_count(output: str) -> int:
         ("families/70b-setups.md", "## ", "## Note\n\nA new paragraph.\n\n## "),
         ("methods.yaml", "gb: 152", "gb: 160"),
         ("prices/nodus/2026-11-20.yaml", "usd_per_hour: 44.00", "usd_per_hour: 42.00"),
-        # what a family's pages share, digested once per model and method (pagecache.Fingerprints)
+        # what a family's pages share, digested once per model and method (fingerprints.Fingerprints)
         ("families/70b-setups.md", '  title: "{model_name} with', '  title: "{model_name} fine-tuned with'),
         ("families/70b-setups.md", "token_budgets: [1M, 10M, 100M, 1B]", "token_budgets: [1M, 10M, 1B]"),
         ("families/70b-setups.md", "tags: [fine-tuning, llama, gpu-cost]", "tags: [fine-tuning, gpu-cost]"),

@@ -236,7 +236,7 @@ def _family_pages():
 
 def test_a_family_pages_params_are_its_familys_and_its_own_inputs():
     """A family page's fingerprint is made from its family's parameters and its page_inputs
-    (pagecache.Fingerprints), so its params must hold nothing else: a parameter that expand gave a page
+    (fingerprints.Fingerprints), so its params must hold nothing else: a parameter that expand gave a page
     some other way would not reach the fingerprint, and a change to it would leave the page stale."""
     from generator.families import PAGE_INPUTS, page_params
 
@@ -260,12 +260,12 @@ def test_a_family_pages_fingerprint_follows_each_of_its_inputs():
     change its fingerprint; the same page gives the same fingerprint in another Fingerprints."""
     import dataclasses
 
-    from generator import pagecache
+    from generator.fingerprints import Fingerprints
 
     catalog, pages = _family_pages()
     art = next(a for a in pages if a.page_inputs[3])  # a page that lists neighbours
-    first = pagecache.Fingerprints(catalog, "code").of(art)
-    assert first == pagecache.Fingerprints(catalog, "code").of(art)
+    first = Fingerprints(catalog, "code").of(art)
+    assert first == Fingerprints(catalog, "code").of(art)
     model, method, offer, shown, others, cheaper, listing = art.page_inputs
     other_page = next(a for a in pages if a.page_inputs[2] != offer and a.page_inputs[:2] == (model, method))
     changed_shown = [dict(shown[0], cost=shown[0]["cost"] + 0.01), *shown[1:]]
@@ -278,13 +278,13 @@ def test_a_family_pages_fingerprint_follows_each_of_its_inputs():
     ]
     seen = {first}
     for inputs in variants:
-        fp = pagecache.Fingerprints(catalog, "code").of(dataclasses.replace(art, page_inputs=inputs))
+        fp = Fingerprints(catalog, "code").of(dataclasses.replace(art, page_inputs=inputs))
         assert fp not in seen, inputs
         seen.add(fp)
     for field in ("title", "slug", "description"):
-        fp = pagecache.Fingerprints(catalog, "code").of(dataclasses.replace(art, **{field: getattr(art, field) + "x"}))
+        fp = Fingerprints(catalog, "code").of(dataclasses.replace(art, **{field: getattr(art, field) + "x"}))
         assert fp not in seen, field
         seen.add(fp)
     family = {**art.family_params, "utilization": art.family_params["utilization"] + 0.01}
-    fp = pagecache.Fingerprints(catalog, "code").of(dataclasses.replace(art, family_params=family, params=family))
+    fp = Fingerprints(catalog, "code").of(dataclasses.replace(art, family_params=family, params=family))
     assert fp not in seen

@@ -1,0 +1,184 @@
+"""Page fingerprints: what a family page's output depends on, as one digest.
+
+A family page (kind `setup`) depends on a known, small set of inputs: its own
+article record and parameters (which carry the neighbours it lists), the
+model, method, memory and GPU records, every snapshot of its provider (the
+price-history chart reads them all), the site settings, and the templates and
+code. Their digest is the page's fingerprint: the page cache (pagecache.py)
+keeps a page whose fingerprint is the one its files were made from. What the
+pages of a family share is digested once; per page, only what is its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import operator
+
+from generator.records import Article, Catalog, Offer
+
+offer_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Offer)))  # every field, in order
+
+
+class Fingerprints:
+    """Page fingerprints, with the digests pages share computed once."""
+
+    def __init__(self, catalog: Catalog, code: str):
+        self.catalog = catalog
+        self.base = digest_of(code, repr(catalog.site), repr(sorted(catalog.gpus.items())))
+        self._providers: dict[tuple[str, object], tuple[str, bool]] = {}
+        self._shared: dict[tuple, tuple] = {}  # what pages share -> its digest, and the objects of its key
+        self._offers: dict[tuple, str] = {}
+        self._reprs: dict[int, tuple[object, str]] = {}
+        self._pairs: dict[tuple[str, int], tuple[object, str]] = {}
+        self._orders: dict[tuple[str, ...], list[str]] = {}
+        self._lists: dict[int, tuple[list, str]] = {}
+        self._families: dict[tuple, tuple] = {}  # (id of family params, model, method) -> see _family_page
+
+    def _provider(self, offer_key: str, as_of) -> str:
+        """What a page reads of its provider's prices.
+
+        With one snapshot that is the snapshot's own fields and the page's offer,
+        so a price change re-renders only the pages that show that price (the
+        offer's own page, and pages listing it among their neighbours, whose
+        parameters carry it). With two or more snapshots the page draws a
+        price-history chart from all of them, so all of them count.
+        """
+        found = self._offers.get((offer_key, as_of))  # pages share offers: each is digested once
+        if found is not None:
+            return found
+        provider = offer_key.split(":", 1)[0]
+        key = (provider, as_of)
+        if key not in self._providers:
+            snaps = [s for s in self.catalog.snapshots.get(provider, ()) if as_of is None or s.checked <= as_of]
+            history = len(snaps) >= 2
+            shown = snaps if history else [dataclasses.replace(s, offers=()) for s in snaps]
+            self._providers[key] = (digest_of(repr(shown)), history)
+        digest, history = self._providers[key]
+        if not history:  # the offer's own fields (its record's repr, less the dataclass machinery's time)
+            offer = self.catalog.offer(offer_key, as_of)
+            found = digest_of(digest, repr(offer_fields(offer) if offer is not None else None))
+        else:
+            found = digest
+        self._offers[(offer_key, as_of)] = found
+        return found
+
+    def of(self, art: Article) -> str | None:
+        """The page's fingerprint. What a family's pages share (their text, date and tags, the family's own
+        parameters: Article.family_params, and by model and method their records) is digested once; per
+        page, its title, slug and description, the parameters it does not share, and its offer's prices."""
+        if art.kind != "setup" or not isinstance(art.params, dict):
+            return None
+        if art.page_inputs is not None and art.family_params is not None:
+            return self._family_page(art)
+        p = art.params
+        shared = art.family_params if art.family_params is not None else _NOTHING_SHARED
+        return digest_of(
+            self._held(art, shared, p.get("model"), p.get("method")),
+            repr((art.title, art.slug, art.description)),
+            self._params(p, shared),
+            self._provider(str(p.get("offer", "")), art.prices_as_of),
+        )
+
+    def _held(self, art: Article, shared: dict, model, method) -> str:
+        """The digest of what the pages of a family share, by model and method (made once for them all)."""
+        key = (art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, art.date, art.tags)
+        key += (art.prices_as_of, id(shared), model, method)
+        held = self._shared.get(key)
+        if held is None:
+            cat = self.catalog
+            digest = digest_of(
+                self.base,
+                repr((art.file, art.body, art.body_line, art.faq, art.sources, art.attribution)),
+                repr((art.date, art.tags, art.prices_as_of, sorted(shared.items()))),
+                repr(cat.models.get(model)),
+                repr(cat.methods.get(method)),
+                repr(cat.memory.get((model, method))),
+            )
+            # held with the objects whose ids make the key, so no other object can take their ids meanwhile
+            held = self._shared[key] = (digest, shared, art.body, art.faq, art.sources)
+        return held[0]
+
+    def _family_page(self, art: Article) -> str:
+        """The fingerprint of a page families.expand made: its params are its family's and its page_inputs
+        (families.page_params), so those are all it digests besides what the family shares. What the
+        family's pages share is found by the family's parameters, model and method, and taken when the
+        page holds the very objects it was made from (the same for every page of a family)."""
+        model, method, offer, shown, others, cheaper, listing = art.page_inputs
+        shared = art.family_params
+        found = self._families.get((id(shared), model, method))
+        if not (
+            found is not None
+            and found[1] is art.body
+            and found[2] is art.faq
+            and found[3] is art.sources
+            and found[4] is art.tags
+            and found[5] is art.file
+            and found[6] is art.date
+            and found[7] is art.attribution
+            and found[8] is art.prices_as_of
+            and found[9] is shared
+        ):
+            digest = self._held(art, shared, model, method)
+            found = (digest, art.body, art.faq, art.sources, art.tags, art.file, art.date, art.attribution)
+            found = self._families[(id(shared), model, method)] = (*found, art.prices_as_of, shared)
+        return digest_of(
+            found[0],
+            repr((art.title, art.slug, art.description, model, method, offer, others, cheaper, listing)),
+            self._list_digest(shown),
+            self._provider(offer, art.prices_as_of),
+        )
+
+    def _params(self, params: dict, shared: dict) -> str:
+        """The page's parameters as text, less those it shares with its family (the very objects of
+        `shared`, digested with what the family's pages share); what pages repeat is turned into text once.
+
+        A family's pages share their parameter names, some values (the model,
+        the method) and, within a group, the list of neighbours they show:
+        each (name, value) is written once and held with its text, so the
+        value's id cannot be reused while the text is kept (floats in repr
+        were most of a fingerprint's cost).
+        """
+        keys = tuple(params)
+        order = self._orders.get(keys)
+        if order is None:
+            order = self._orders[keys] = sorted(keys)
+        pairs = self._pairs
+        parts = []
+        for name in order:
+            value = params[name]
+            if shared.get(name, _NOTHING_SHARED) is value:
+                continue
+            if type(value) is dict:  # the page's own neighbours record: its lists are shared
+                parts.append(
+                    f"{name!r}: {{" + ", ".join(f"{k!r}: {self._shared_repr(v)}" for k, v in value.items()) + "}"
+                )
+                continue
+            found = pairs.get((name, id(value)))
+            if found is None:
+                found = pairs[(name, id(value))] = (value, f"{name!r}: {self._shared_repr(value)}")
+            parts.append(found[1])
+        return ", ".join(parts)
+
+    def _list_digest(self, value: list) -> str:
+        """The digest of a list pages share (a family page's neighbours), made once per list."""
+        found = self._lists.get(id(value))
+        if found is None:
+            found = self._lists[id(value)] = (value, digest_of(repr(value)))  # held: its id stays its own
+        return found[1]
+
+    def _shared_repr(self, value) -> str:
+        if not isinstance(value, (list, tuple)):
+            return repr(value)
+        found = self._reprs.get(id(value))
+        if found is None:
+            found = self._reprs[id(value)] = (value, repr(value))
+        return found[1]
+
+
+_NOTHING_SHARED: dict = {}  # a written article's parameters are its own (never changed)
+
+
+def digest_of(*parts: str) -> str:
+    """The sha256 of texts, each followed by a NUL (page fingerprints, figures parts' keys, the row cache's keys)."""
+    return hashlib.sha256(("\0".join(parts) + "\0").encode("utf-8", "surrogatepass")).hexdigest()
