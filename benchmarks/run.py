@@ -43,7 +43,7 @@ METHODS = ["qlora", "lora", "full-8bit", "full"]
 GPUS = [("a100-80gb", 1.2), ("h100", 2.5), ("h200", 3.4), ("b200", 5.0)]
 COUNTS = [1, 2, 4, 8, 16]
 HUGO_MAX_PAGES = 10_000
-COLD_RUNS = 3  # cold builds per size up to HUGO_MAX_PAGES (the median is used)
+COLD_RUNS = 3  # rounds (cold, Hugo, price change) per size up to HUGO_MAX_PAGES; ratios by round
 
 
 def fitting_offers() -> int:
@@ -246,9 +246,9 @@ def main(sizes: list[int], where: str | None) -> None:
             contents[size] = content
             print(f"\n{size:,} pages asked ({expected} combinations fit)", flush=True)
             if size <= HUGO_MAX_PAGES:
-                cold, noop, changes = paired_rounds(size, content, work, out)
+                cold, noop, changes = paired_rounds(content, work, out)
             else:
-                cold, noop, changes = single_round(size, content, work, out, contents.get(HUGO_MAX_PAGES))
+                cold, noop, changes = single_round(content, work, out, contents.get(HUGO_MAX_PAGES))
             print(row("no-op rebuild:", noop))
             print(f"{'':20}{noop.line}")
             walls = ", ".join(f"{run.wall:.2f}" for run in changes)
@@ -267,7 +267,7 @@ def main(sizes: list[int], where: str | None) -> None:
         print("deleting the benchmark folders")
 
 
-def paired_rounds(size: int, content: Path, work: Path, out: Path) -> tuple[Run, Run, list[Run]]:
+def paired_rounds(content: Path, work: Path, out: Path) -> tuple[Run, Run, list[Run]]:
     """COLD_RUNS rounds of: a cold build into a folder of its own (none deleted: see above), Hugo's build of
     the same pages, and one price change on the site just built. Each ratio is taken within its round."""
     colds, hugos, changes, hugo = [], [], [], None
@@ -311,7 +311,7 @@ def paired_rounds(size: int, content: Path, work: Path, out: Path) -> tuple[Run,
     return cold, noop, changes[-3:]
 
 
-def single_round(size: int, content: Path, work: Path, out: Path, smaller: Path | None) -> tuple[Run, Run, list[Run]]:
+def single_round(content: Path, work: Path, out: Path, smaller: Path | None) -> tuple[Run, Run, list[Run]]:
     """One cold build (with the 10,000-page size in the same run: set against cold builds of it made just
     before and just after), then the no-op and three price changes in a row."""
     # the smaller size's builds go beside its own, whose compiled templates they find as its rounds did

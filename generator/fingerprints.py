@@ -33,7 +33,6 @@ class Fingerprints:
         self._pairs: dict[tuple[str, int], tuple[object, str]] = {}
         self._orders: dict[tuple[str, ...], list[str]] = {}
         self._lists: dict[int, tuple[list, str]] = {}
-        self._families: dict[tuple, tuple] = {}  # (id of family params, model, method) -> see _family_page
 
     def _provider(self, offer_key: str, as_of) -> str:
         """What a page reads of its provider's prices.
@@ -101,29 +100,10 @@ class Fingerprints:
 
     def _family_page(self, art: Article) -> str:
         """The fingerprint of a page families.expand made: its params are its family's and its page_inputs
-        (families.page_params), so those are all it digests besides what the family shares. What the
-        family's pages share is found by the family's parameters, model and method, and taken when the
-        page holds the very objects it was made from (the same for every page of a family)."""
+        (families.page_params), so those are all it digests besides what the family shares."""
         model, method, offer, shown, others, cheaper, listing = art.page_inputs
-        shared = art.family_params
-        found = self._families.get((id(shared), model, method))
-        if not (
-            found is not None
-            and found[1] is art.body
-            and found[2] is art.faq
-            and found[3] is art.sources
-            and found[4] is art.tags
-            and found[5] is art.file
-            and found[6] is art.date
-            and found[7] is art.attribution
-            and found[8] is art.prices_as_of
-            and found[9] is shared
-        ):
-            digest = self._held(art, shared, model, method)
-            found = (digest, art.body, art.faq, art.sources, art.tags, art.file, art.date, art.attribution)
-            found = self._families[(id(shared), model, method)] = (*found, art.prices_as_of, shared)
         return digest_of(
-            found[0],
+            self._held(art, art.family_params, model, method),
             repr((art.title, art.slug, art.description, model, method, offer, others, cheaper, listing)),
             self._list_digest(shown),
             self._provider(offer, art.prices_as_of),
