@@ -220,6 +220,16 @@ def widest_folder(out: Path) -> tuple[int, str]:
     return best
 
 
+# A fixed piece of pure-Python work, timed in a process of its own: the VM's speed moves by a factor of two
+# between days, so a run's seconds are read beside this figure (its ratios are taken within the run)
+CALIBRATION = "s = 0\nfor i in range(5_000_000):\n    s += i * i\n"
+
+
+def calibration_time(runs: int = 3) -> float:
+    """The median wall time of CALIBRATION in a new interpreter, in seconds."""
+    return median([measure([sys.executable, "-c", CALIBRATION], ROOT).wall for _ in range(runs)])
+
+
 def mib(size: int) -> str:
     return f"{size / 2**20:7.1f} MiB"
 
@@ -232,6 +242,7 @@ def row(label: str, run: Run, pages: int | None = None) -> str:
 def main(sizes: list[int], where: str | None) -> None:
     cores, version = os.cpu_count(), sys.version.split()[0]
     print(f"machine: {cores} cores, Python {version}; working in {where or tempfile.gettempdir()}")
+    print(f"machine speed: a fixed Python loop (benchmarks/run.py CALIBRATION) takes {calibration_time():.3f} s")
     # An editable install leaves costpress's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE
     # set every build would compile them again (~50 ms); an installed package has them compiled.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "generator")], check=True)
