@@ -112,7 +112,11 @@ def measure(command: list[str], cwd: Path, env: dict | None = None) -> Run:
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
         proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, cwd=cwd, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own usage, not every child's so far
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own usage, not every child's so far
+        except KeyboardInterrupt:  # Ctrl-C reached the build too: let it stop before its folder is removed
+            proc.wait()
+            raise
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         stdout.seek(0)
@@ -365,4 +369,9 @@ if __name__ == "__main__":
         sizes = [int(a) for a in args] or [100, 1000, 10000]
     except ValueError:
         raise SystemExit(USAGE) from None
-    main(sizes + ([100_000] if large and 100_000 not in sizes else []), where)
+    if where is not None and os.path.exists(where) and not os.path.isdir(where):
+        raise SystemExit(f"benchmarks/run.py: --dir {where}: not a folder")
+    try:
+        main(sizes + ([100_000] if large and 100_000 not in sizes else []), where)
+    except KeyboardInterrupt:  # the benchmark's folders are gone by now (TemporaryDirectory)
+        raise SystemExit("benchmarks/run.py: interrupted") from None
