@@ -3,23 +3,25 @@
 Pagefind (https://pagefind.app, on PyPI with its binary as `pagefind[bin]`,
 pinned in pyproject.toml) turns HTML into a static index that the browser
 queries in small pieces, so search works on any static host. costpress does
-not hand it the rendered pages: it writes one small document per page (the
-title, the description and the tags, which name the model, method, GPU and
-provider of every family page) into a private temporary folder and runs the
-binary on that while the workers render. Its input is known before any page
-is rendered, its output does not depend on timing, and the same input gives
-the same bytes.
+not hand it the rendered pages: it sends Pagefind's service one small
+document per page (the title, the description and the tags, which name the
+model, method, GPU and provider of every family page) while the workers
+render, and takes the index back as bytes (see Index). Its input is known
+before any page is rendered, its output does not depend on timing, and the
+same input gives the same bytes.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import html
+import json
 import os
-import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from generator.errors import BuildError
@@ -37,8 +39,13 @@ def _version() -> str:
     return dict(library_versions())["pagefind-bin"]
 
 
+# How the index is made, in its input's digest: Pagefind's CLI over files and its service order pages
+# differently, so an index the other way made is not kept
+MADE_BY = "service, pages in slug order"
+
+
 def digest(pages: list[tuple[str, str, str, tuple[str, ...]]], language: str) -> str:
-    h = hashlib.sha256(f"{_version()}\0{language}\0".encode())
+    h = hashlib.sha256(f"{_version()}\0{MADE_BY}\0{language}\0".encode())
     for page in sorted(pages):
         h.update(repr(page).encode())
     return h.hexdigest()
@@ -106,63 +113,156 @@ def _one_cpu():
 
 
 class Index:
-    """One index run: `start` writes the documents and launches Pagefind; `files` waits and reads its output."""
+    """One index run: `start` launches Pagefind's service and hands it every document; `files` collects the index.
+
+    Pagefind's `--service` mode reads requests on its standard input and
+    answers on its standard output, each a base64-encoded JSON object ended
+    by a comma (the protocol of Pagefind's own Python and Node packages; the
+    Python package waits 0.1 s between answers, 180 s for 1,800 pages, so
+    costpress speaks it itself). The documents go in as text and the index
+    comes back as bytes: no file is written or read on the way. Two threads
+    of this process feed the requests and read the answers while the pages
+    render (Pagefind's answers fill a pipe long before the last request).
+    """
 
     def __init__(self, pages: list[tuple[str, str, str, tuple[str, ...]]], language: str):
         self.pages = pages  # (slug, title, description, tags)
         self.language = language
         self.key = digest(pages, language)
-        self.folder: Path | None = None
         self.process: subprocess.Popen | None = None
+        self._answers: dict[str, dict] = {}  # the first answer of each type ("NewIndex", "Error", "GetFiles")
+        self._new_index = threading.Event()
+        self._done = threading.Event()  # the index came back, Pagefind reported an error, or its output ended
+        self._threads: list[threading.Thread] = []
+        self._stderr = None
 
     def start(self) -> Index:
         binary = executable()
-        # memory-backed where the system has it (some thousand small files, written and read once), unless
-        # TMPDIR names a folder for temporary files
-        shm = (
-            "/dev/shm"
-            if not os.environ.get("TMPDIR") and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)
-            else None
-        )
-        self.folder = Path(tempfile.mkdtemp(prefix="costpress-search-", dir=shm))
-        source = self.folder / "pages"
-        for slug, title, description, tags in sorted(self.pages):
-            (source / slug).mkdir(parents=True)
-            (source / slug / "index.html").write_text(document(title, description, tags, self.language), "utf-8")
+        self._stderr = tempfile.TemporaryFile()  # its last line says why, should Pagefind fail
         with _one_cpu():
             self.process = subprocess.Popen(
-                [binary, "--site", str(source), "--output-path", str(self.folder / "out"), "--silent"],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
+                [binary, "--service"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
                 env={**os.environ, "NO_COLOR": "1"},
             )
+        for target in (self._read, self._feed):
+            thread = threading.Thread(target=target, name=f"pagefind-{target.__name__[1:]}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
         return self
+
+    def _feed(self) -> None:
+        """Send the requests: a new index, then each page's document in slug order, then ask for the files."""
+        stdin = self.process.stdin
+        try:
+            stdin.write(_request(0, {"type": "NewIndex", "config": {"force_language": self.language}}))
+            stdin.flush()
+            self._new_index.wait()
+            made = self._answers.get("NewIndex")
+            if made is None:
+                return  # an error or the end of its output: `files` reports it
+            number = made["index_id"]
+            batch = []
+            for n, (slug, title, description, tags) in enumerate(sorted(self.pages), 1):
+                page = document(title, description, tags, self.language)
+                add = {"type": "AddFile", "index_id": number, "file_path": f"{slug}/index.html", "file_contents": page}
+                batch.append(_request(n, add))
+                if len(batch) == 256:
+                    stdin.write(b"".join(batch))
+                    batch = []
+            batch.append(_request(len(self.pages) + 1, {"type": "GetFiles", "index_id": number}))
+            stdin.write(b"".join(batch))
+            stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):  # Pagefind ended (or `close` closed the pipe)
+            pass
+
+    def _read(self) -> None:
+        """Take Pagefind's answers as they come; the index's files come in the last one."""
+        buffer = bytearray()
+        stdout = self.process.stdout
+        try:
+            while not self._done.is_set():
+                chunk = stdout.read1(1 << 20)
+                if not chunk:
+                    break
+                buffer += chunk
+                end = chunk.rfind(b",")  # base64 holds no comma: only the new bytes can end a message
+                if end < 0:
+                    continue
+                end += len(buffer) - len(chunk)
+                messages, buffer = bytes(buffer[:end]).split(b","), buffer[end + 1 :]
+                for message in messages:
+                    self._take(json.loads(base64.b64decode(message))["payload"])
+        except (ValueError, KeyError, TypeError, OSError) as exc:  # not the protocol this version speaks
+            self._answers.setdefault("Error", {"message": f"unreadable answer ({exc.__class__.__name__})"})
+        finally:
+            self._new_index.set()
+            self._done.set()
+
+    def _take(self, payload: dict) -> None:
+        kind = payload["type"]
+        self._answers.setdefault(kind, payload)
+        if kind in ("NewIndex", "Error"):
+            self._new_index.set()
+        if kind in ("GetFiles", "Error"):
+            self._done.set()
 
     def files(self, timeout: float = 300) -> list[tuple[str, bytes]]:
         """(path in the site, bytes) of every index file, sorted; BuildError when Pagefind failed."""
-        assert self.process is not None and self.folder is not None
-        try:
-            _, err = self.process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
-            raise BuildError(f"search: Pagefind did not finish within {timeout:.0f} s") from None
-        if self.process.returncode != 0:
-            last = (err or b"").decode("utf-8", "replace").strip().splitlines()
+        assert self.process is not None
+        if not self._done.wait(timeout):
+            self._stop()
+            raise BuildError(f"search: Pagefind did not finish within {timeout:.0f} s")
+        answer = self._answers.get("GetFiles")
+        if answer is None:
+            self._stop()
+            error = self._answers.get("Error")
+            if error is not None:
+                raise BuildError(f"search: Pagefind failed: {' '.join(str(error.get('message', '')).split())}")
+            self._stderr.seek(0)
+            last = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
             raise BuildError(f"search: Pagefind failed: {last[-1] if last else f'exit {self.process.returncode}'}")
-        out = self.folder / "out"
-        found = []
-        for path in sorted(out.rglob("*")):
-            if path.is_file():
-                found.append((f"{FOLDER}/{path.relative_to(out).as_posix()}", path.read_bytes()))
+        found = [(f"{FOLDER}/{f['path']}", base64.b64decode(f["content"])) for f in answer["files"]]
+        del self._answers["GetFiles"]  # the index's bytes now live in `found` only
         found.append((INPUT, f"{self.key}\n".encode()))
         return sorted(found)
 
-    def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+    def _stop(self) -> None:
+        """Kill Pagefind if it still runs: a thread blocked on one of its pipes then returns."""
+        if self.process.poll() is None:
             self.process.kill()
-            self.process.communicate()
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
+        self.process.wait()
+
+    def close(self) -> None:
+        """End Pagefind and the two threads: its input closed once every request is sent (it then exits), or
+        killed when the index did not come back."""
+        if self.process is None:
+            return
+        if not self._done.is_set():
+            self._stop()  # interrupted, or failed before the index came back
+        self._new_index.set()
+        feeder = self._threads[1] if len(self._threads) > 1 else None
+        if feeder is not None:
+            feeder.join(timeout=5)  # once the index came back it has sent everything
+            if feeder.is_alive():
+                self._stop()
+                feeder.join()
+        with contextlib.suppress(OSError, ValueError):
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._stop()
+        for thread in self._threads:
+            thread.join()
+        self.process.stdout.close()
+        if self._stderr is not None:
+            self._stderr.close()
+        self.process, self._threads, self._stderr = None, [], None
+
+
+def _request(number: int, payload: dict) -> bytes:
+    """One request as Pagefind's service reads it: base64 of its JSON, then a comma."""
+    return base64.b64encode(json.dumps({"message_id": number, "payload": payload}).encode("utf-8")) + b","

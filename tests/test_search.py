@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import tempfile
 import threading
 
 import pytest
@@ -111,10 +112,8 @@ def test_missing_pagefind_is_one_line(tmp_path, monkeypatch):
 
 
 def test_a_failing_pagefind_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
-    """Pagefind that exits with an error: its last line, exit 1, and no temporary folder left behind (a
-    thread reads the index and removes the folder once the process ends)."""
-    import tempfile
-
+    """Pagefind that exits with an error before answering: its last line, exit 1, no traceback, no site and
+    nothing left in the temporary folder (the documents and the index travel through pipes, not files)."""
     import pagefind_bin
 
     script = tmp_path / "pagefind"
@@ -123,14 +122,47 @@ def test_a_failing_pagefind_is_one_line_and_leaves_nothing(tmp_path, monkeypatch
     monkeypatch.setattr(pagefind_bin, "get_executable", lambda: str(script))
     where = tmp_path / "tmp"
     where.mkdir()
-    real = tempfile.mkdtemp
-    monkeypatch.setattr(tempfile, "mkdtemp", lambda prefix, dir=None: real(prefix=prefix, dir=where))
+    monkeypatch.setenv("TMPDIR", str(where))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     content = make_content(tmp_path)
     result = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
     assert result.exit_code == 1, result.output
     assert "error: search: Pagefind failed: index: something went wrong" in result.output
     assert "Traceback" not in result.output
     assert list(where.iterdir()) == [] and not (tmp_path / "site").exists()
+
+
+# A stand-in for `pagefind --service`: it answers each request as Pagefind does (base64 of JSON, then a
+# comma), with one file for the index, and writes down the processors it was allowed and what it was sent.
+FAKE_SERVICE = """
+import base64, json, os, sys
+open(sys.argv[1], "w").write(repr(sorted(os.sched_getaffinity(0))))
+sent, data = [], b""
+while True:
+    chunk = sys.stdin.buffer.read1(65536)
+    if not chunk:
+        break
+    data += chunk
+    *messages, data = data.split(b",")
+    for message in messages:
+        request = json.loads(base64.b64decode(message))
+        payload, answer = request["payload"], {"type": "IndexedFile"}
+        sent.append(payload["type"])
+        if payload["type"] == "NewIndex" and os.environ.get("FAKE_PAGEFIND") == "refuse":
+            answer = {"type": "Error", "message": "config:  no such language"}
+        elif payload["type"] == "NewIndex" and os.environ.get("FAKE_PAGEFIND") == "hang":
+            continue
+        elif payload["type"] == "NewIndex":
+            answer = {"type": "NewIndex", "index_id": 7}
+        elif payload["type"] == "AddFile" and payload["index_id"] != 7:
+            answer = {"type": "Error", "message": "no such index"}
+        elif payload["type"] == "GetFiles":
+            files = [{"path": "pagefind-entry.json", "content": base64.b64encode(repr(sent).encode()).decode()}]
+            answer = {"type": "GetFiles", "files": files}
+        reply = {"message_id": request["message_id"], "payload": answer}
+        sys.stdout.buffer.write(base64.b64encode(json.dumps(reply).encode()) + b",")
+        sys.stdout.buffer.flush()
+"""
 
 
 def test_pagefind_runs_on_one_processor_and_the_build_keeps_all(tmp_path, monkeypatch):
@@ -144,19 +176,47 @@ def test_pagefind_runs_on_one_processor_and_the_build_keeps_all(tmp_path, monkey
         pytest.skip("needs two processors and Linux's affinity calls")
     seen = tmp_path / "affinity"
     script = tmp_path / "pagefind"
-    script.write_text(
-        f"#!{sys.executable}\nimport os, sys\n"
-        f"open({str(seen)!r}, 'w').write(repr(sorted(os.sched_getaffinity(0))))\n"
-        "out = sys.argv[sys.argv.index('--output-path') + 1]\n"
-        "os.makedirs(out)\nopen(os.path.join(out, 'pagefind-entry.json'), 'w').write('{}')\n"
-    )
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'service.py'} {seen}\n")
+    (tmp_path / "service.py").write_text(FAKE_SERVICE)
     script.chmod(0o755)
     monkeypatch.setattr(search, "executable", lambda: str(script))
-    index = search.Index([("a", "A", "about a", ("tag",))], "en").start()
+    pages = [(f"page-{n}", f"Page {n}", "about it", ("tag",)) for n in range(600)]  # more answers than a pipe holds
+    index = search.Index(pages, "en").start()
     try:
         assert os.sched_getaffinity(0) == allowed
         files = dict(index.files(timeout=60))
     finally:
         index.close()
-    assert "pagefind/pagefind-entry.json" in files
+    assert files["pagefind/pagefind-entry.json"] == repr(["NewIndex", *["AddFile"] * 600, "GetFiles"]).encode()
     assert seen.read_text() == repr([max(allowed)])
+
+
+@pytest.mark.parametrize("how", ["refuse", "hang"])
+def test_a_pagefind_that_refuses_or_hangs_is_one_error_and_ends(tmp_path, monkeypatch, how):
+    """An error answer is reported in one line; no answer at all ends in a time-out, and `close` ends the
+    process and both threads instead of waiting on a pipe."""
+    import sys
+    import time
+
+    from generator.errors import BuildError
+
+    script = tmp_path / "pagefind"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'service.py'} {tmp_path / 'affinity'}\n")
+    (tmp_path / "service.py").write_text(FAKE_SERVICE)
+    script.chmod(0o755)
+    monkeypatch.setattr(search, "executable", lambda: str(script))
+    monkeypatch.setenv("FAKE_PAGEFIND", how)
+    index = search.Index([(f"page-{n}", f"Page {n}", "about it", ()) for n in range(50)], "en").start()
+    process, threads = index.process, list(index._threads)
+    started = time.monotonic()
+    try:
+        with pytest.raises(BuildError) as caught:
+            index.files(timeout=2)
+    finally:
+        index.close()
+    if how == "refuse":
+        assert str(caught.value) == "search: Pagefind failed: config: no such language"
+    else:
+        assert str(caught.value) == "search: Pagefind did not finish within 2 s"
+    assert time.monotonic() - started < 10
+    assert process.poll() is not None and not any(t.is_alive() for t in threads)
