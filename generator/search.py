@@ -130,10 +130,11 @@ class Index:
         self.language = language
         self.key = digest(pages, language)
         self.process: subprocess.Popen | None = None
-        self._answers: dict[str, dict] = {}  # the first answer of each type ("NewIndex", "Error", "GetFiles")
+        self._answers: dict[str, dict] = {}  # the first NewIndex, Error and GetFiles answer
         self._new_index = threading.Event()
         self._done = threading.Event()  # the index came back, Pagefind reported an error, or its output ended
-        self._threads: list[threading.Thread] = []
+        self._reader: threading.Thread | None = None
+        self._feeder: threading.Thread | None = None
         self._stderr = None
 
     def start(self) -> Index:
@@ -147,10 +148,10 @@ class Index:
                 stderr=self._stderr,
                 env={**os.environ, "NO_COLOR": "1"},
             )
-        for target in (self._read, self._feed):
-            thread = threading.Thread(target=target, name=f"pagefind-{target.__name__[1:]}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._reader = threading.Thread(target=self._read, name="pagefind-answers", daemon=True)
+        self._feeder = threading.Thread(target=self._feed, name="pagefind-requests", daemon=True)
+        self._reader.start()
+        self._feeder.start()
         return self
 
     def _feed(self) -> None:
@@ -164,16 +165,11 @@ class Index:
             if made is None:
                 return  # an error or the end of its output: `files` reports it
             number = made["index_id"]
-            batch = []
-            for n, (slug, title, description, tags) in enumerate(sorted(self.pages), 1):
+            for n, (slug, title, description, tags) in enumerate(sorted(self.pages), 1):  # (stdin is buffered)
                 page = document(title, description, tags, self.language)
                 add = {"type": "AddFile", "index_id": number, "file_path": f"{slug}/index.html", "file_contents": page}
-                batch.append(_request(n, add))
-                if len(batch) == 256:
-                    stdin.write(b"".join(batch))
-                    batch = []
-            batch.append(_request(len(self.pages) + 1, {"type": "GetFiles", "index_id": number}))
-            stdin.write(b"".join(batch))
+                stdin.write(_request(n, add))
+            stdin.write(_request(len(self.pages) + 1, {"type": "GetFiles", "index_id": number}))
             stdin.flush()
         except (BrokenPipeError, ValueError, OSError):  # Pagefind ended (or `close` closed the pipe)
             pass
@@ -203,6 +199,8 @@ class Index:
 
     def _take(self, payload: dict) -> None:
         kind = payload["type"]
+        if kind == "IndexedFile":  # one a page: nothing in it is needed
+            return
         self._answers.setdefault(kind, payload)
         if kind in ("NewIndex", "Error"):
             self._new_index.set()
@@ -243,24 +241,20 @@ class Index:
         if not self._done.is_set():
             self._stop()  # interrupted, or failed before the index came back
         self._new_index.set()
-        feeder = self._threads[1] if len(self._threads) > 1 else None
-        if feeder is not None:
-            feeder.join(timeout=5)  # once the index came back it has sent everything
-            if feeder.is_alive():
-                self._stop()
-                feeder.join()
+        self._feeder.join(timeout=5)  # once the index came back it has sent everything
+        if self._feeder.is_alive():
+            self._stop()
+            self._feeder.join()
         with contextlib.suppress(OSError, ValueError):
             self.process.stdin.close()
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self._stop()
-        for thread in self._threads:
-            thread.join()
+        self._reader.join()
         self.process.stdout.close()
-        if self._stderr is not None:
-            self._stderr.close()
-        self.process, self._threads, self._stderr = None, [], None
+        self._stderr.close()
+        self.process = self._reader = self._feeder = self._stderr = None
 
 
 def _request(number: int, payload: dict) -> bytes:

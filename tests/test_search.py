@@ -207,7 +207,7 @@ def test_a_pagefind_that_refuses_or_hangs_is_one_error_and_ends(tmp_path, monkey
     monkeypatch.setattr(search, "executable", lambda: str(script))
     monkeypatch.setenv("FAKE_PAGEFIND", how)
     index = search.Index([(f"page-{n}", f"Page {n}", "about it", ()) for n in range(50)], "en").start()
-    process, threads = index.process, list(index._threads)
+    process, threads = index.process, [index._reader, index._feeder]
     started = time.monotonic()
     try:
         with pytest.raises(BuildError) as caught:
