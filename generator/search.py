@@ -126,9 +126,9 @@ class Index:
     """
 
     def __init__(self, pages: list[tuple[str, str, str, tuple[str, ...]]], language: str):
-        self.pages = pages  # (slug, title, description, tags)
+        self.pages = sorted(pages)  # (slug, title, description, tags), in the order Pagefind is given them
         self.language = language
-        self.key = digest(pages, language)
+        self.key = digest(self.pages, language)
         self.process: subprocess.Popen | None = None
         self._answers: dict[str, dict] = {}  # the first NewIndex, Error and GetFiles answer
         self._new_index = threading.Event()
@@ -165,7 +165,7 @@ class Index:
             if made is None:
                 return  # an error or the end of its output: `files` reports it
             number = made["index_id"]
-            for n, (slug, title, description, tags) in enumerate(sorted(self.pages), 1):  # (stdin is buffered)
+            for n, (slug, title, description, tags) in enumerate(self.pages, 1):  # (stdin is buffered)
                 page = document(title, description, tags, self.language)
                 add = {"type": "AddFile", "index_id": number, "file_path": f"{slug}/index.html", "file_contents": page}
                 stdin.write(_request(n, add))
