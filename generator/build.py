@@ -206,6 +206,9 @@ def render_site(
         spool = pagecache.Spool(cache) if cache is not None and sink is not None else None
         if spool is not None:  # a build that fails leaves no partial cache file
             stack.push(lambda kind, _exc, _tb: kind is not None and spool.discard())
+        if pool is not None and tasks.JOB["untouched"] and reuse and fingerprints is not None:
+            # the pages' fingerprints, made by a worker while this process reads the page cache (tasks.in_order)
+            tasks.JOB["fingerprinted"] = pool.submit([tasks.PageFingerprints(len(articles))], 1)[0]
         pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
         if pool is not None:
             # Every combination's row (a third of this process's memory at 100,000 pages) is needed only

@@ -126,10 +126,32 @@ class _Listed(NamedTuple):
     answer: dict | None = None
 
 
-def other_task(task: int | SiteFiles) -> tuple:
-    """One unit of work that is not a page: listing `-1 - task`, or the site files (pages go by `chunk_results`)."""
+@dataclass(frozen=True)  # not a tuple: chunk_results takes a tuple for a page
+class PageFingerprints:
+    """A task: every article's fingerprint, made by a worker that would otherwise wait for pages to render.
+
+    In a folder the last build left untouched, the main process decides which
+    pages keep from their fingerprints alone (in_order); a worker makes them
+    while the main process reads the page cache, instead of after it.
+    """
+
+    count: int  # how many articles the main process holds: the worker's must be the same
+
+
+def page_fingerprints(task: PageFingerprints) -> list[str | None]:
+    arts, fingerprints = JOB["articles"], JOB["fingerprints"]
+    if len(arts) != task.count:
+        raise BuildError(f"a worker holds {len(arts)} articles, not {task.count}")
+    return [fingerprints.of(art) for art in arts]
+
+
+def other_task(task: int | SiteFiles | PageFingerprints) -> tuple:
+    """One unit of work that is not a page: listing `-1 - task`, the site files or every page's fingerprint
+    (pages go by `chunk_results`)."""
     if isinstance(task, SiteFiles):
         return site_files(task), []
+    if isinstance(task, PageFingerprints):
+        return page_fingerprints(task), []
     number = -1 - task
     listing, sink = JOB["listings"][number], JOB.get("sink")
     if sink is None:
@@ -210,7 +232,10 @@ class Kept(NamedTuple):
     figures: bytes | None
 
 
-def kept_page(i: int, entry: dict | None) -> Kept | None:
+_UNKNOWN = object()  # kept_page's fingerprint when the caller has none: it makes it
+
+
+def kept_page(i: int, entry: dict | None, fp: str | None | object = _UNKNOWN) -> Kept | None:
     """Kept(...) when article i can keep the files the last build wrote for it, else None.
 
     Workers answer this for the pages they are sent, beside the listing
@@ -222,7 +247,8 @@ def kept_page(i: int, entry: dict | None) -> Kept | None:
     if entry is None or fingerprints is None:
         return None
     art = JOB["articles"][i]
-    fp = fingerprints.of(art)
+    if fp is _UNKNOWN:
+        fp = fingerprints.of(art)
     cache, untouched = JOB["cache"], JOB["untouched"]
     if fp and pagecache.reusable(entry, fp, cache, untouched, JOB.get("verified", False)):
         # a family page written to a folder leaves its figures there: they are read back for the parts
@@ -387,8 +413,13 @@ def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int],
     sent, rest = tasks, tasks
     early: dict[int, tuple] = {}  # article index -> (task, Kept), in article order
     if pool is not None and JOB.get("untouched"):
+        made = JOB.get("fingerprinted")  # the chunk of a PageFingerprints task, when one was sent
+        fps = pool.results(made)[0][0] if made is not None else None
         for task in tasks:
-            if task[1] is not None and (kept := kept_page(*task)) is not None:
+            if task[1] is None:
+                continue
+            kept = kept_page(*task) if fps is None else kept_page(*task, fps[task[0]])
+            if kept is not None:
                 early[task[0]] = (task, kept)
         if progress and early:
             progress(len(early))

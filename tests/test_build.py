@@ -145,6 +145,36 @@ def test_an_incremental_build_with_workers_writes_what_a_fresh_serial_build_writ
     assert tree(out) == tree(fresh)
 
 
+def test_a_worker_fingerprints_the_pages_of_an_untouched_folder_and_the_same_pages_keep(tmp_path, monkeypatch):
+    """In an untouched folder with workers, the pages' fingerprints come from a worker (tasks.PageFingerprints)
+    and this process makes none; the pages kept, those rendered and every byte written are what the same
+    build of a folder built alike decides in one process (--jobs 1), which makes each fingerprint itself."""
+    from generator.fingerprints import Fingerprints
+
+    content = make_content(tmp_path, families=True)
+    out, alone = tmp_path / "site", tmp_path / "alone"
+    assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
+    assert run_cli(*args(content, alone, "--jobs", "1")).exit_code == 0
+    snap = content / "prices" / "runpod" / "2026-11-29.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
+    here, made = os.getpid(), []
+    of = Fingerprints.of
+
+    def counted(self, art):
+        if os.getpid() == here:  # a forked worker's calls are counted in its own copy of `made`
+            made.append(art.slug)
+        return of(self, art)
+
+    monkeypatch.setattr(Fingerprints, "of", counted)
+    two = run_cli(*args(content, out, "--jobs", "2"))
+    assert two.exit_code == 0 and "(2 workers)" in two.output, two.output
+    assert made == []
+    one = run_cli(*args(content, alone, "--jobs", "1"))
+    assert one.exit_code == 0 and len(made) > 0, one.output
+    assert 0 < rendered_count(two.output) == rendered_count(one.output) < len(made)
+    assert _tree(out) == _tree(alone)
+
+
 def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(tmp_path):
     """The build state records the page cache's sha256. With those bytes, an untouched folder's kept pages
     skip the checks of their entries; an entry edited in place (here a damaged field) is checked again,
