@@ -337,7 +337,7 @@ class Publisher:
     def finish(self) -> Diff:
         """Swap the new site in; write nothing when it equals the published one."""
         self._stop_flushing()
-        removed = sorted(rel for rel in self.have if rel not in self._paths)  # no set of every new path
+        removed = sorted(self._paths.missing(self.have))  # no set of every new path
         # in the order pages came back (fixed by the article order); Diff.lines sorts when printing
         diff = Diff(self.changed, self.added, removed, len(self.unchanged))
         if diff.clean:

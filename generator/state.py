@@ -250,15 +250,26 @@ def _same_folders(out: Path, folders: dict) -> bool:
     replaced changes its parent's mtime, so a folder added anywhere shows in the
     folder that holds it. (Listing every folder was 2.6 s of a 100,000-page no-op.)
     """
-    base = os.fspath(out)
-    for rel, entry in folders.items():
-        try:
-            st = os.stat(base if rel == "." else f"{base}/{rel}")
-        except (OSError, TypeError):
-            return False
-        if not isinstance(entry, list) or len(entry) != 3 or entry[:2] != [st.st_ino, st.st_mtime_ns]:
-            return False
-    return True
+    try:
+        root = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    stat = os.stat
+    try:
+        # names relative to the open output folder: the kernel resolves the folder's own path once, not for
+        # each of them (10,000 stats: 0.020 s with whole paths, 0.017 s like this)
+        for rel, entry in folders.items():
+            if type(rel) is not str or rel.startswith("/"):
+                return False
+            try:
+                st = stat(rel, dir_fd=root)
+            except OSError:
+                return False
+            if not isinstance(entry, list) or len(entry) != 3 or entry[:2] != [st.st_ino, st.st_mtime_ns]:
+                return False
+        return True
+    finally:
+        os.close(root)
 
 
 def record(

@@ -8,8 +8,10 @@ swap or the moves in place) is `generator.publish`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +119,11 @@ class Files:
 
     def __contains__(self, rel: str) -> bool:
         return rel in self._files
+
+    def missing(self, names: Iterable[str]) -> Iterator[str]:
+        """The names that are not among the files, in their order (the test at C speed: 60,000 of them
+        through `__contains__` were 0.01 s at the end of every large build)."""
+        return itertools.filterfalse(self._files.__contains__, names)
 
     def __getitem__(self, rel: str) -> bytes:
         return self._files[rel]

@@ -109,6 +109,30 @@ def test_recorded_folder_stats_are_what_a_walk_of_the_site_reads(tmp_path):
     assert recorded == walked and walked["."][2] >= 5 and any(k.endswith("/") for k in walked)
 
 
+def test_the_untouched_folder_check_notices_each_kind_of_change(tmp_path):
+    """state._same_folders stats each recorded folder relative to the output folder: a folder gone, made
+    anew, given a new file, or a recorded name that leaves the folder all fail the check."""
+    from generator import state
+
+    out = tmp_path / "site"
+    (out / "a" / "b").mkdir(parents=True)
+    (out / "a" / "b" / "x.txt").write_text("x")
+    recorded = state.output_stats(out)
+    assert set(recorded) == {".", "a/", "a/b/"}
+    assert state._same_folders(out, recorded)
+    assert not state._same_folders(tmp_path / "missing", recorded)
+    assert not state._same_folders(out, {**recorded, "/": recorded["."]})  # not a name inside the folder
+    assert not state._same_folders(out, {**recorded, "gone/": recorded["a/"]})
+    (out / "a" / "b" / "y.txt").write_text("y")  # a new file moves its folder's mtime
+    assert not state._same_folders(out, recorded)
+    recorded = state.output_stats(out)
+    for name in ("x.txt", "y.txt"):
+        (out / "a" / "b" / name).unlink()
+    (out / "a" / "b").rmdir()
+    (out / "a" / "b").mkdir()  # the same name, a new folder: a new inode (and its parent's mtime moves)
+    assert not state._same_folders(out, {"a/b/": recorded["a/b/"]})
+
+
 def test_folder_stats_read_by_workers_match_a_walk_cold_and_incremental(tmp_path):
     """With a pool, page folders a worker wrote whole are stat'ed by the worker; the record must still match."""
     from generator import state
