@@ -314,24 +314,17 @@ class Publisher:
         counts = self._paths.folders()
         stats = {}
         try:
-            root = os.open(self.out, os.O_RDONLY | os.O_DIRECTORY)
+            with state.folder_stats_in(self.out) as stat_of:
+                recorded = self._recorded
+                for folder in sorted(counts):
+                    known = self._seen.get(folder)
+                    if known is None and folder in recorded:
+                        known = recorded[folder][:2]
+                    if known is None:
+                        known = stat_of(folder)
+                    stats[folder] = [*known, counts[folder]]
         except OSError:
             return None
-        try:
-            # names relative to the open output folder: the kernel resolves one component, not the whole path
-            recorded = self._recorded
-            for folder in sorted(counts):
-                known = self._seen.get(folder)
-                if known is None and folder in recorded:
-                    known = recorded[folder][:2]
-                if known is None:
-                    st = os.stat(folder, dir_fd=root)
-                    known = st.st_ino, st.st_mtime_ns
-                stats[folder] = [*known, counts[folder]]
-        except OSError:
-            return None
-        finally:
-            os.close(root)
         return stats
 
     def finish(self) -> Diff:
