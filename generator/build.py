@@ -308,6 +308,7 @@ def _take_pages(
     cached: dict[int, tasks.PageInfo] = {}
     shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (tasks.PageInfo.unpacked)
     written = 0
+    kept: list[tuple[str, list[str]]] = []  # kept pages' files not yet recorded: recorded together, in order
     for (i, entry), (packed, found) in results:
         if found:
             problems.extend(p for p in found if p not in problems)
@@ -323,10 +324,13 @@ def _take_pages(
                 entry["unsourced"],
                 entry["fingerprint"],
             )
-            files.keep_page(art.slug, list(entry["files"]), verified)
+            kept.append((art.slug, list(entry["files"])))
             if spool is not None:
                 spool.add(art.slug, members.get(art.slug, entry) if members else entry)
         elif packed is not None:
+            if kept:
+                files.keep_pages(kept, verified)
+                kept = []
             info = rendered[i] = tasks.PageInfo.unpacked(articles[i], packed, shared)
             if sink is not None:
                 written += sink.record_page(info.article.slug, info.files)
@@ -338,6 +342,7 @@ def _take_pages(
             if info.cache is not None and spool is not None:
                 spool.add(info.article.slug, info.cache)
             info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the spool
+    files.keep_pages(kept, verified)
     return rendered, cached, written
 
 

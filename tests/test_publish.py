@@ -163,6 +163,39 @@ def test_a_page_recorded_at_once_is_checked_and_counted_like_its_files_one_by_on
         at_once.add_page("a", ["a/x.html", "a/b"])
 
 
+def test_pages_recorded_together_are_checked_and_counted_like_pages_one_by_one():
+    """Files.add_pages (the pages a price refresh keeps) records what add_page would, page by page, and
+    refuses what add_page refuses with the same message, in each way the shortcut must notice."""
+    from generator.errors import BuildError
+    from generator.write import Files
+
+    def made():
+        files = Files()
+        files.add("index.html", b"x")
+        files.add("a/b/other.txt", b"y")
+        return files
+
+    top = [("p", ["p/index.html", "p/index.md"]), ("q", []), ("r", ["r/figures.json"]), ("a", ["a/x"])]
+    for pages in (top, [*top, ("a/b/s", ["a/b/s/x"])]):  # all at once; page by page (a nested folder)
+        one_by_one, together = made(), made()
+        for folder, rels in pages:
+            one_by_one.add_page(folder, rels)
+        together.add_pages(pages)
+        assert together.folders() == one_by_one.folders()
+        assert together.folders()["p/"] == 2 and together.folders()["a/"] == 1 and "q/" not in together.folders()
+        assert together.paths() == one_by_one.paths()  # the same order, as the marker and the reports read them
+    conflicts = {
+        "the same path twice in the batch": ([("p", ["p/a"]), ("p", ["p/a"])], "same output path: p/a"),
+        "a path already recorded": ([("p", ["p/a"]), ("a", ["a/b/other.txt"])], "same output path: a/b/other.txt"),
+        "a path that is a folder": ([("p", ["p/a"]), ("a", ["a/b"])], "output path a/b is also a folder"),
+        "a folder that is a file": ([("index.html", ["index.html/x"])], "lies under a file"),
+    }
+    for what, (batch, message) in conflicts.items():
+        with pytest.raises(BuildError, match=message):
+            made().add_pages(batch)
+            pytest.fail(what)
+
+
 def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path, monkeypatch):
     """figures.json reaches the Publisher as pieces; writev may write less than asked, and the rest follows."""
     import os
@@ -184,6 +217,31 @@ def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path
     assert (diff.unchanged, diff.changed, diff.added) == (1, ["other.json"], ["new.json"])
     for name in ("same.json", "other.json", "new.json"):
         assert (out / name).read_bytes() == b"".join(pieces)
+
+
+def test_pages_kept_together_must_all_be_published(tmp_path):
+    """Publisher.keep_pages keeps pages' files only when the folder has every one of them, and names a
+    missing one; the kept files count as unchanged and stay as they are."""
+    from generator import guard, publish
+    from generator.errors import BuildError
+
+    out = tmp_path / "site"
+    for rel in ("p/index.html", "p/index.md", "q/index.html"):
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(rel)
+    (out / guard.MARKER).write_bytes(guard.manifest(["p/index.html", "p/index.md", "q/index.html"]))
+    pub = publish.Publisher(out)
+    with pytest.raises(BuildError, match="a kept file is missing from the output folder: q/index.md"):
+        pub.keep_pages([("p", ["p/index.html"]), ("q", ["q/index.html", "q/index.md"])])
+    pub.abort()
+    pub = publish.Publisher(out)
+    with pytest.raises(BuildError, match="refusing to write outside the output folder"):
+        pub.keep_pages([("p", ["p/../q/index.html"])])
+    pub.keep_pages([("p", ["p/index.html", "p/index.md"]), ("q", ["q/index.html"])])
+    pub.keep(guard.MARKER)
+    diff = pub.finish()
+    assert (diff.unchanged, diff.changed, diff.added, diff.removed) == (4, [], [], [])
+    assert (out / "p" / "index.md").read_text() == "p/index.md"
 
 
 def test_no_page_is_published_before_its_prices(tmp_path):
