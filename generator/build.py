@@ -188,6 +188,7 @@ def render_site(
             family_files=family_files,
             code=code,
             reuse=reuse,
+            content_checks=lambda: (stray_files(catalog), lint_warnings(catalog)),  # what depends only on the content
         )
         files = sink if sink is not None else Files()  # a Publisher writes pages as they come
         fingerprints = Fingerprints(catalog, code) if cache is not None else None
@@ -232,8 +233,6 @@ def render_site(
                 kept_index = search.published(cache, index.key, sink.have)
             if kept_index is None:
                 index.start()
-        # What depends only on the content, looked at here while the workers keep or render pages
-        stray, linted = stray_files(catalog), lint_warnings(catalog)
         tick = progress(len(articles), workers) if progress and articles else None
         pages_to_take = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
         del saved  # the entries live in pages_to_take until taken, then in the spool's file
@@ -251,8 +250,9 @@ def render_site(
             {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None},
         )
         site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
+        checks_job = pool.submit([tasks.ContentChecks()], 1) if pool else None  # by the other worker
         if pool:
-            pool.stop()  # the idle worker exits now, the other after the site files, while this process goes on
+            pool.stop()  # each worker exits after its last task (site files, checks) while this process goes on
 
         def listing_chunks() -> dict[str, tuple]:
             """Each listing's figures entry, once its worker is done (the parts without one are written first)."""
@@ -272,6 +272,7 @@ def render_site(
         by_slug = [data for _, data in sorted(entries)]
         pieces = figures_pieces(by_slug, parts)
         files.add("figures.json", pieces if sink is not None else b"".join(pieces))
+        stray, linted = pool.results(checks_job[0])[0][0] if pool else tasks.JOB["content_checks"]()
         found = content_warnings(catalog, pages, stray) + linted
         for name, data in (pool.results(site_job[0])[0][0] if pool else tasks.site_files(site)).items():
             files.add(name, data)

@@ -145,13 +145,21 @@ def page_fingerprints(task: PageFingerprints) -> list[str | None]:
     return [fingerprints.of(art) for art in arts]
 
 
-def other_task(task: int | SiteFiles | PageFingerprints) -> tuple:
-    """One unit of work that is not a page: listing `-1 - task`, the site files or every page's fingerprint
-    (pages go by `chunk_results`)."""
+@dataclass(frozen=True)
+class ContentChecks:
+    """A task: the warnings that depend only on the content (JOB["content_checks"]), made by a worker that
+    is done with its pages while the main process writes the figures parts."""
+
+
+def other_task(task: int | SiteFiles | PageFingerprints | ContentChecks) -> tuple:
+    """One unit of work that is not a page: listing `-1 - task`, the site files, every page's fingerprint or
+    the content's warnings (pages go by `chunk_results`)."""
     if isinstance(task, SiteFiles):
         return site_files(task), []
     if isinstance(task, PageFingerprints):
         return page_fingerprints(task), []
+    if isinstance(task, ContentChecks):
+        return JOB["content_checks"](), []
     number = -1 - task
     listing, sink = JOB["listings"][number], JOB.get("sink")
     if sink is None:

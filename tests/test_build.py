@@ -253,16 +253,20 @@ def test_noop_build_repeats_the_warnings(tmp_path):
 
 
 def test_parallel_and_serial_builds_are_byte_identical(tmp_path):
-    """Enough pages to use the worker pool: every file the same whatever the number of workers."""
-    content = make_content(tmp_path, families=True)
-    trees = {}
+    """Enough pages to use the worker pool: every file the same whatever the number of workers, and the
+    same warnings (a worker makes those that depend only on the content: tasks.ContentChecks)."""
+    content = make_content(tmp_path, {"notes.txt": "a stray file"}, families=True)
+    trees, warned = {}, {}
     for jobs in (1, 2, 3):
         out = tmp_path / f"site{jobs}"
         result = run_cli(*args(content, out, "--jobs", str(jobs)))
         assert result.exit_code == 0, result.output
         assert f"({jobs} worker" in result.output
         trees[jobs] = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        warned[jobs] = [line for line in result.stderr.splitlines() if "warning:" in line]
     assert trees[1] == trees[2] == trees[3]
+    assert warned[1] == warned[2] == warned[3]
+    assert any("notes.txt: not a file costpress reads" in line for line in warned[2])
     assert sum(1 for name in trees[1] if name.endswith("/index.html")) > 70
 
 
