@@ -309,15 +309,23 @@ def _take_pages(
     cached: dict[int, tasks.PageInfo] = {}
     shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (tasks.PageInfo.unpacked)
     written = 0
-    kept: list[tuple[str, list[str]]] = []  # kept pages' files not yet recorded: recorded together, in order
+    # kept pages' files and page-cache entries not yet recorded: recorded together, in order
+    kept: list[tuple[str, list[str]]] = []
+    spooled: list[tuple[str, dict | bytes]] = []
+    days: dict[tuple, list] = {}  # a family's pages share a few lists of dates: each parsed once
+    Kept, PageInfo = tasks.Kept, tasks.PageInfo
     for (i, entry), (packed, found) in results:
         if found:
             problems.extend(p for p in found if p not in problems)
-        if type(packed) is tasks.Kept:
-            art = articles[i]
-            cached[i] = tasks.PageInfo(
+        if type(packed) is Kept:
+            art, slug = articles[i], articles[i].slug
+            checked = tuple(entry["prices_checked"])
+            known = days.get(checked)
+            if known is None:
+                known = days[checked] = pagecache.dates(entry)
+            cached[i] = PageInfo(
                 art,
-                pagecache.dates(entry),
+                known[:],
                 packed.figures,  # None: read again from its file at the end
                 entry["has_charts"],
                 [],
@@ -325,13 +333,12 @@ def _take_pages(
                 entry["unsourced"],
                 entry["fingerprint"],
             )
-            kept.append((art.slug, list(entry["files"])))
-            if spool is not None:
-                spool.add(art.slug, members.get(art.slug, entry) if members else entry)
+            kept.append((slug, list(entry["files"])))
+            spooled.append((slug, members.get(slug, entry) if members else entry))
         elif packed is not None:
             if kept:
-                files.keep_pages(kept, verified)
-                kept = []
+                _record_kept(files, spool, kept, spooled, verified)
+                kept, spooled = [], []
             info = rendered[i] = tasks.PageInfo.unpacked(articles[i], packed, shared)
             if sink is not None:
                 written += sink.record_page(info.article.slug, info.files)
@@ -343,8 +350,15 @@ def _take_pages(
             if info.cache is not None and spool is not None:
                 spool.add(info.article.slug, info.cache)
             info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the spool
-    files.keep_pages(kept, verified)
+    _record_kept(files, spool, kept, spooled, verified)
     return rendered, cached, written
+
+
+def _record_kept(files, spool: pagecache.Spool | None, kept: list, spooled: list, verified: bool) -> None:
+    """Record kept pages' files and add their page-cache entries to the spool, all at once."""
+    files.keep_pages(kept, verified)
+    if spool is not None:
+        spool.add_all(spooled)
 
 
 def _record_listings(listings, listed: list[tasks.ListingOut], files: Files | Publisher) -> dict[str, tuple]:

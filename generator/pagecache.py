@@ -296,6 +296,21 @@ class Spool:
             self.discard()
         self.count += 1
 
+    def add_all(self, entries: list[tuple[str, dict | bytes]]) -> None:
+        """`add` for each (slug, entry) in turn, in one write (the 9,922 entries a price refresh keeps)."""
+        if self.fh is None or not entries:
+            return
+        members = [
+            entry if type(entry) is bytes else f"{_encode(slug)}: {_encode(entry)}".encode() for slug, entry in entries
+        ]
+        data = (b",\n" if self.count else b"\n") + b",\n".join(members)
+        self._hash.update(data)
+        try:
+            self.fh.write(data)
+        except OSError:
+            self.discard()
+        self.count += len(entries)
+
     def commit(self, parts: dict[str, list] | None = None) -> None:
         """Finish the file and put it in place of the cache."""
         if self.fh is None:
