@@ -330,9 +330,40 @@ def page_params(family: dict, inputs: tuple) -> dict:
 
 def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[list[Article], Listing | None]:
     """The family's articles (kind 'setup'), and its listing page; `kept`: see family_grid."""
+    listing = family_listing(cat, fam, kept)
+    return (family_pages(listing) if listing is not None else []), listing
+
+
+def family_listing(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> Listing | None:
+    """The family's listing page, with every row of its grid (None when it has none); `kept`: see family_grid.
+
+    The listing needs only the rows, so a large build can start rendering it
+    before the family's pages (family_pages) are made."""
     records = family_grid(cat, fam, kept)
     if not records:
-        return [], None
+        return None
+    listing = fam.data["listing"]
+    return Listing(
+        fam,
+        listing["slug"],
+        listing["title"],
+        listing["description"],
+        fam.data["date"],
+        records,
+        sorted({r["checked"] for r in records}),
+        tuple(fam.data["tags"] or ()),
+        row_keys=kept.row_keys() if kept is not None else None,
+    )
+
+
+def fitting_rows(listing: Listing) -> int:
+    """How many of the listing's rows fit: the pages family_pages makes."""
+    return sum(1 for r in listing.rows if r.fits)
+
+
+def family_pages(listing: Listing) -> list[Article]:
+    """The articles (kind 'setup') of the listing's family: one per fitting row, in the rows' order."""
+    fam, records = listing.family, listing.rows
     p = fam.data["params"]
     fitting = [r for r in records if r.fits]  # rows read by attribute: a Row's r["x"] costs a call
     groups: dict[tuple[str, str], list[Row]] = {}
@@ -396,15 +427,4 @@ def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[l
                 page_inputs=inputs,
             )
         )
-    listing = fam.data["listing"]
-    return articles, Listing(
-        fam,
-        listing["slug"],
-        listing["title"],
-        listing["description"],
-        fam.data["date"],
-        records,
-        sorted({r["checked"] for r in records}),
-        tuple(fam.data["tags"] or ()),
-        row_keys=kept.row_keys() if kept is not None else None,
-    )
+    return articles

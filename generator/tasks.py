@@ -136,13 +136,15 @@ class PageFingerprints:
     """
 
     count: int  # how many articles the main process holds: the worker's must be the same
+    start: int = 0  # the fingerprints of articles[start:stop]
+    stop: int | None = None
 
 
 def page_fingerprints(task: PageFingerprints) -> list[str | None]:
     arts, fingerprints = JOB["articles"], JOB["fingerprints"]
     if len(arts) != task.count:
         raise BuildError(f"a worker holds {len(arts)} articles, not {task.count}")
-    return [fingerprints.of(art) for art in arts]
+    return [fingerprints.of(art) for art in arts[task.start : task.stop]]
 
 
 @dataclass(frozen=True)
@@ -422,8 +424,8 @@ def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int],
     sent, rest = tasks, tasks
     early: dict[int, tuple] = {}  # article index -> (task, Kept), in article order
     if pool is not None and JOB.get("untouched"):
-        made = JOB.get("fingerprinted")  # the chunk of a PageFingerprints task, when one was sent
-        fps = pool.results(made)[0][0] if made is not None else None
+        made = JOB.get("fingerprinted")  # the chunks of PageFingerprints tasks, in article order, when sent
+        fps = [fp for number in made for fp in pool.results(number)[0][0]] if made is not None else None
         # A family page whose entry a verified cache holds with its fingerprint keeps, as kept_page would
         # decide (pagecache.reusable) in a folder as the last build left it: 10,000 calls cost 0.03 s.
         plain = fps is not None and JOB.get("verified") and JOB.get("sink") is not None
