@@ -218,6 +218,9 @@ def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent:
     # the main process stops a worker with SIGTERM: it ends on the spot, as it would have without the console
     # command's handler (cli.main raises Terminated on SIGTERM, for its own clean-up)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Ctrl-C reaches every process of the build; the main process stops the workers (SIGTERM) as it cleans
+    # up. Here it would only cut short this process's exit, whose finalizers then printed tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.enable()  # the main process may have paused its collector for a build (cli); pages make garbage here
     # Young collections as usual; a full one only after ten times as many of them (see FULL_COLLECTION_EVERY)
     young, middle, _ = gc.get_threshold()
@@ -229,8 +232,6 @@ def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent:
         number, chunk = item
         try:
             out = func(chunk)
-        except KeyboardInterrupt:
-            return  # the main process was interrupted too and stops the build
         except BaseException as exc:  # a bug: hand it to the main process to raise
             results.send(("error", number, _sendable(exc)))
             return

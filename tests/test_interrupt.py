@@ -280,6 +280,33 @@ def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, 
     assert build(tmp_path, CONTENT, out)[0].exit_code == 0  # and the next build works
 
 
+def test_ctrl_c_pressed_twice_prints_no_traceback(tmp_path, site):
+    """Ctrl-C twice in quick succession, as an impatient user presses it: the second lands while the build
+    cleans up (it printed 'Exception ignored in ... KeyboardInterrupt' from a finalizer it cut short, in
+    most trials); status 130, the one line, and the published site as it was."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "site"
+    shutil.copytree(site.out, out)
+    before = tree(out)
+    command = [sys.executable, "-m", "generator", "build", "--content", str(CONTENT), "--out", str(out)]
+    command += ["--templates", str(TEMPLATES), "--jobs", "2", "--force"]
+    for gap in (0.002, 0.005, 0.01, 0.02, 0.05):
+        run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = run.stderr.readline()  # the first progress line: pages are rendering
+        assert first.startswith("built "), first
+        run.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+        assert run.returncode == 130, err
+        assert "Traceback" not in err and "Exception ignored" not in err, err
+        assert err.rstrip().endswith("interrupted; a build leaves the published folder as it was.")
+        assert tree(out) == before
+
+
 def test_a_second_ctrl_c_does_not_stop_the_clean_up(tmp_path, monkeypatch):
     """Ctrl-C pressed twice: the first stops the build, the second comes while the staging folder is being
     removed and is held, so nothing is left beside the site (a trial left .site.staging behind)."""

@@ -75,6 +75,22 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, terminated)
 
 
+def stop_on_first_sigint() -> None:
+    """Raise KeyboardInterrupt on the first Ctrl-C, as Python does, and ignore any that follow.
+
+    After the first, the process is on its way out and its clean-up takes
+    milliseconds; a second Ctrl-C pressed meanwhile interrupted whatever
+    finalizer was running and printed its traceback.
+    """
+    import signal
+
+    def interrupted(_number, _frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
 class CostpressGroup(click.Group):
     """Turns costpress errors into clean lines on stderr and exit status 1 (130 after Ctrl-C, 143 after
     SIGTERM)."""
