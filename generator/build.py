@@ -71,6 +71,13 @@ def workers_for(count: int, jobs: int, pool_min: int) -> int:
 LISTING_ROWS_PER_PAGE = 40
 
 
+def _let_rows_go(listings) -> None:
+    """Drop this process's copy of every combination's row (a third of its memory at 100,000 pages), once the
+    process that renders the listings holds its own."""
+    for listing in listings:
+        listing.rows = []
+
+
 def _fingerprint_tasks(count: int, workers: int) -> list[tasks.PageFingerprints]:
     """The pages' fingerprints as one task per worker, each a share of the articles in order."""
     cuts = [count * k // workers for k in range(workers + 1)]
@@ -181,7 +188,8 @@ def render_site(
     """Build every output file, into `sink` as pages finish or else in memory; raise ContentError on problems.
 
     With jobs > 1 and enough pages, articles are rendered by forked worker
-    processes; results come back in article order, so the bytes are the same
+    processes, and the listings by one more, forked as soon as their rows
+    are made; results come back in article order, so the bytes are the same
     whatever the number of workers. With `cache` (the output folder), family
     pages get fingerprints for the page cache, and with `reuse` those whose
     inputs did not change since the build that wrote the folder keep their
@@ -239,10 +247,7 @@ def render_site(
         tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
         workers = workers_for(_weight(len(articles), listings), jobs, pool_min)
         if lister:
-            # Every combination's row (a third of this process's memory at 100,000 pages) is needed only by
-            # the listings' process, which has its own copy: let them go here, before the pool forks.
-            for listing in listings:
-                listing.rows = []
+            _let_rows_go(listings)  # before the pool forks: its workers need not hold them either
         # The pool forks before the page cache is read, so the pages' fingerprints are made while this
         # process reads it; the workers then render the pages that changed.
         pool = stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None
@@ -261,10 +266,7 @@ def render_site(
         else:
             pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
         if pool is not None and not lister:
-            # Every combination's row (a third of this process's memory at 100,000 pages) is needed only
-            # by the worker that renders the listing, which has its own copy since the fork: let them go here.
-            for listing in listings:
-                listing.rows = []
+            _let_rows_go(listings)
         # read while the listing renders
         saved, saved_parts, verified, members = (
             pagecache.load_members(cache, sink.page_cache_digest if sink is not None else None)
