@@ -14,7 +14,7 @@ import traceback
 import click
 
 from generator.commands import authoring, build, changes, engine, imports  # noqa: F401 - they add the commands
-from generator.commands.base import Terminated, cli, stop_on_first_sigint, stop_on_sigterm
+from generator.commands.base import Terminated, cli, stop_on_signals
 
 __all__ = ["cli", "main"]
 
@@ -22,8 +22,7 @@ __all__ = ["cli", "main"]
 def main() -> None:
     """Entry point: clean one-line errors for bad input, a traceback only for bugs."""
     build.LEAVE_COLLECTOR_OFF = True  # this process ends when the command does (see _leave)
-    stop_on_sigterm()
-    stop_on_first_sigint()
+    stop_on_signals()
     try:
         cli.main(prog_name="costpress")
     except SystemExit as exc:

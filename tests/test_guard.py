@@ -522,25 +522,32 @@ def test_ctrl_c_while_publishing_waits_for_the_site_to_be_whole():
 
 
 def test_sigterm_while_publishing_is_raised_once_the_site_is_whole():
-    """With the console command's handler (stop_on_sigterm), SIGTERM inside held_signals waits for the code
-    inside to finish, then raises Terminated, which the build reports as 'stopped ... after publishing'."""
-    from generator.commands.base import Terminated, stop_on_sigterm
+    """With the console command's handlers (stop_on_signals), SIGTERM inside held_signals waits for the code
+    inside to finish, then raises Terminated, which the build reports as 'stopped ... after publishing'; from
+    then on both SIGTERM and Ctrl-C are ignored, so the clean-up that follows is not cut short."""
+    from generator.commands.base import Terminated, stop_on_signals
     from generator.commands.build import held_signals
 
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals are held in the main thread only")
-    before = signal.getsignal(signal.SIGTERM)
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     steps = []
     try:
-        stop_on_sigterm()
+        stop_on_signals()
         with pytest.raises(Terminated):
             with held_signals():
                 os.kill(os.getpid(), signal.SIGTERM)
                 time.sleep(0.05)
                 steps.append("published")
+        assert signal.getsignal(signal.SIGTERM) is signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        steps.append("cleaned up")
     finally:
-        signal.signal(signal.SIGTERM, before)
-    assert steps == ["published"]
+        for number, handler in before.items():
+            signal.signal(number, handler)
+    assert steps == ["published", "cleaned up"]
 
 
 def test_a_marker_edited_in_place_to_name_a_file_outside_is_not_trusted(tmp_path):

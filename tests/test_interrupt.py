@@ -280,10 +280,18 @@ def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, 
     assert build(tmp_path, CONTENT, out)[0].exit_code == 0  # and the next build works
 
 
-def test_ctrl_c_pressed_twice_prints_no_traceback(tmp_path, site):
+@pytest.mark.parametrize(
+    "number, status, said",
+    [
+        (signal.SIGINT, 130, "interrupted; a build leaves the published folder as it was."),
+        (signal.SIGTERM, 143, "stopped by SIGTERM; a build leaves the published folder as it was."),
+    ],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_ctrl_c_pressed_twice_prints_no_traceback(tmp_path, site, number, status, said):
     """Ctrl-C twice in quick succession, as an impatient user presses it: the second lands while the build
     cleans up (it printed 'Exception ignored in ... KeyboardInterrupt' from a finalizer it cut short, in
-    most trials); status 130, the one line, and the published site as it was."""
+    most trials); status 130, the one line, and the published site as it was. SIGTERM twice the same, 143."""
     import subprocess
     import sys
     import time
@@ -297,13 +305,13 @@ def test_ctrl_c_pressed_twice_prints_no_traceback(tmp_path, site):
         run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = run.stderr.readline()  # the first progress line: pages are rendering
         assert first.startswith("built "), first
-        run.send_signal(signal.SIGINT)
+        run.send_signal(number)
         time.sleep(gap)
-        run.send_signal(signal.SIGINT)
+        run.send_signal(number)
         _, err = run.communicate(timeout=60)
-        assert run.returncode == 130, err
+        assert run.returncode == status, err
         assert "Traceback" not in err and "Exception ignored" not in err, err
-        assert err.rstrip().endswith("interrupted; a build leaves the published folder as it was.")
+        assert err.rstrip().endswith(said)
         assert tree(out) == before
 
 

@@ -65,30 +65,23 @@ class Terminated(KeyboardInterrupt):
     and the build's temporary folders and staging tree go with it (the console command installs it: cli.main)."""
 
 
-def stop_on_sigterm() -> None:
-    """Raise Terminated in the main thread when SIGTERM comes (the default ends the process on the spot)."""
-    import signal
-
-    def terminated(_number, _frame):
-        raise Terminated
-
-    signal.signal(signal.SIGTERM, terminated)
-
-
-def stop_on_first_sigint() -> None:
-    """Raise KeyboardInterrupt on the first Ctrl-C, as Python does, and ignore any that follow.
+def stop_on_signals() -> None:
+    """Raise KeyboardInterrupt on Ctrl-C (SIGINT), as Python does, and Terminated on SIGTERM (whose default
+    ends the process on the spot, with no clean-up); after the first of them, ignore both.
 
     After the first, the process is on its way out and its clean-up takes
-    milliseconds; a second Ctrl-C pressed meanwhile interrupted whatever
-    finalizer was running and printed its traceback.
+    milliseconds; a second signal meanwhile interrupted whatever finalizer
+    was running and printed its traceback. SIGKILL still ends it at once.
     """
     import signal
 
-    def interrupted(_number, _frame):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise KeyboardInterrupt
+    def stopping(number, _frame):
+        for each in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(each, signal.SIG_IGN)
+        raise Terminated if number == signal.SIGTERM else KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, interrupted)
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, stopping)
 
 
 class CostpressGroup(click.Group):
