@@ -328,12 +328,6 @@ def page_params(family: dict, inputs: tuple) -> dict:
     }
 
 
-def expand(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> tuple[list[Article], Listing | None]:
-    """The family's articles (kind 'setup'), and its listing page; `kept`: see family_grid."""
-    listing = family_listing(cat, fam, kept)
-    return (family_pages(listing) if listing is not None else []), listing
-
-
 def family_listing(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> Listing | None:
     """The family's listing page, with every row of its grid (None when it has none); `kept`: see family_grid.
 

@@ -99,7 +99,7 @@ class Fingerprints:
         return held[0]
 
     def _family_page(self, art: Article) -> str:
-        """The fingerprint of a page families.expand made: its params are its family's and its page_inputs
+        """The fingerprint of a page families.family_pages made: its params are its family's and its page_inputs
         (families.page_params), so those are all it digests besides what the family shares."""
         model, method, offer, shown, others, cheaper, listing = art.page_inputs
         return digest_of(

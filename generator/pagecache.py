@@ -285,16 +285,7 @@ class Spool:
     def add(self, slug: str, entry: dict | bytes) -> None:
         """One page's entry: a saved entry as a dict, or its member JSON (one a worker made: member_json,
         or as the last cache held it: load_members), each on a line of its own."""
-        if self.fh is None:
-            return
-        member = entry if type(entry) is bytes else f"{_encode(slug)}: {_encode(entry)}".encode()
-        data = b",\n" + member if self.count else b"\n" + member
-        self._hash.update(data)
-        try:
-            self.fh.write(data)
-        except OSError:
-            self.discard()
-        self.count += 1
+        self.add_all([(slug, entry)])
 
     def add_all(self, entries: list[tuple[str, dict | bytes]]) -> None:
         """`add` for each (slug, entry) in turn, in one write (the 9,922 entries a price refresh keeps)."""

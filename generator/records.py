@@ -243,7 +243,7 @@ class Article:
     # A family page's params repeat its family's own parameters (this dict, the same one for all its pages):
     # the page fingerprint digests them once (fingerprints.Fingerprints)
     family_params: dict | None = field(default=None, compare=False, repr=False)
-    # And the values of its own parameters, in families.PAGE_INPUTS order (expand builds its params from these
+    # And the values of its own parameters, in families.PAGE_INPUTS order (family_pages builds its params from these
     # very values): its fingerprint is made from them, with no walk over the dict (fingerprints.Fingerprints)
     page_inputs: tuple | None = field(default=None, compare=False, repr=False)
 

@@ -128,10 +128,11 @@ class _Listed(NamedTuple):
 
 @dataclass(frozen=True)  # not a tuple: chunk_results takes a tuple for a page
 class PageFingerprints:
-    """A task: every article's fingerprint, made by a worker that would otherwise wait for pages to render.
+    """A task: the fingerprints of a share of the articles, made by a worker that would otherwise wait for
+    pages to render (each worker makes one share: build._fingerprint_tasks).
 
     In a folder the last build left untouched, the main process decides which
-    pages keep from their fingerprints alone (in_order); a worker makes them
+    pages keep from their fingerprints alone (in_order); the workers make them
     while the main process reads the page cache, instead of after it.
     """
 

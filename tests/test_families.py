@@ -236,7 +236,7 @@ def _family_pages():
 
 def test_a_family_pages_params_are_its_familys_and_its_own_inputs():
     """A family page's fingerprint is made from its family's parameters and its page_inputs
-    (fingerprints.Fingerprints), so its params must hold nothing else: a parameter that expand gave a page
+    (fingerprints.Fingerprints), so its params must hold nothing else: a parameter that family_pages gave a page
     some other way would not reach the fingerprint, and a change to it would leave the page stale."""
     from generator.families import PAGE_INPUTS, page_params
 

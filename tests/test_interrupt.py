@@ -242,7 +242,8 @@ def test_syncing_waits_for_the_sites_file_system_only(tmp_path, monkeypatch):
     assert everything[-1:] == [1]
 
 
-@pytest.mark.parametrize(
+# The signals that stop a build, the status it then exits with and its last line
+STOPPING = pytest.mark.parametrize(
     "number, status, said",
     [
         (signal.SIGINT, 130, "interrupted; a build leaves the published folder as it was."),
@@ -252,23 +253,32 @@ def test_syncing_waits_for_the_sites_file_system_only(tmp_path, monkeypatch):
     ],
     ids=["SIGINT", "SIGTERM"],
 )
-def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, site, number, status, said):
-    """SIGINT while pages render: status 130 (as shells report Ctrl-C), one line, no traceback, and the
-    site published before is byte for byte what it was, with nothing left beside it; SIGTERM the same, 143."""
+
+
+def _rendering(out: Path, env: dict | None = None):
+    """A forced two-worker build of the default content into `out`, in a process of its own, once its first
+    progress line shows pages rendering."""
     import subprocess
     import sys
 
+    command = [sys.executable, "-m", "generator", "build", "--content", str(CONTENT), "--out", str(out)]
+    command += ["--templates", str(TEMPLATES), "--jobs", "2", "--force"]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = run.stderr.readline()
+    assert first.startswith("built "), first
+    return run
+
+
+@STOPPING
+def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, site, number, status, said):
+    """SIGINT while pages render: status 130 (as shells report Ctrl-C), one line, no traceback, and the
+    site published before is byte for byte what it was, with nothing left beside it; SIGTERM the same, 143."""
     out = tmp_path / "site"
     shutil.copytree(site.out, out)  # the default site, built once for the session: enough pages for progress lines
     before = tree(out)
     temporary = tmp_path / "tmp"  # where the search index is made while pages render
     temporary.mkdir()
-    command = [sys.executable, "-m", "generator", "build", "--content", str(CONTENT), "--out", str(out)]
-    command += ["--templates", str(TEMPLATES), "--jobs", "2", "--force"]
-    env = {**os.environ, "TMPDIR": str(temporary)}
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    first = run.stderr.readline()  # the first progress line: pages are rendering
-    assert first.startswith("built "), first
+    run = _rendering(out, {**os.environ, "TMPDIR": str(temporary)})
     run.send_signal(number)
     _, err = run.communicate(timeout=60)
     assert run.returncode == status, err
@@ -280,31 +290,18 @@ def test_ctrl_c_during_a_build_exits_130_and_keeps_the_published_site(tmp_path, 
     assert build(tmp_path, CONTENT, out)[0].exit_code == 0  # and the next build works
 
 
-@pytest.mark.parametrize(
-    "number, status, said",
-    [
-        (signal.SIGINT, 130, "interrupted; a build leaves the published folder as it was."),
-        (signal.SIGTERM, 143, "stopped by SIGTERM; a build leaves the published folder as it was."),
-    ],
-    ids=["SIGINT", "SIGTERM"],
-)
+@STOPPING
 def test_ctrl_c_pressed_twice_prints_no_traceback(tmp_path, site, number, status, said):
     """Ctrl-C twice in quick succession, as an impatient user presses it: the second lands while the build
     cleans up (it printed 'Exception ignored in ... KeyboardInterrupt' from a finalizer it cut short, in
     most trials); status 130, the one line, and the published site as it was. SIGTERM twice the same, 143."""
-    import subprocess
-    import sys
     import time
 
     out = tmp_path / "site"
     shutil.copytree(site.out, out)
     before = tree(out)
-    command = [sys.executable, "-m", "generator", "build", "--content", str(CONTENT), "--out", str(out)]
-    command += ["--templates", str(TEMPLATES), "--jobs", "2", "--force"]
     for gap in (0.002, 0.005, 0.01, 0.02, 0.05):
-        run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = run.stderr.readline()  # the first progress line: pages are rendering
-        assert first.startswith("built "), first
+        run = _rendering(out)
         run.send_signal(number)
         time.sleep(gap)
         run.send_signal(number)
