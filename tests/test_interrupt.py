@@ -300,7 +300,7 @@ def test_ctrl_c_pressed_twice_prints_no_traceback(tmp_path, site, number, status
     out = tmp_path / "site"
     shutil.copytree(site.out, out)
     before = tree(out)
-    for gap in (0.002, 0.005, 0.01, 0.02, 0.05):
+    for gap in (0.002, 0.005, 0.01, 0.03):
         run = _rendering(out)
         run.send_signal(number)
         time.sleep(gap)
