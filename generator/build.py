@@ -242,7 +242,7 @@ def render_site(
         )
         files = sink if sink is not None else Files()  # a Publisher writes pages as they come
         fingerprints = Fingerprints(catalog, code) if cache is not None else None
-        # A page whose page-cache entry still holds is kept (tasks.kept_page); in a folder as the last build left it
+        # A page whose page-cache entry still holds is kept (tasks.page_keeper); in a folder as the last build left it
         # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
         tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
         workers = workers_for(_weight(len(articles), listings), jobs, pool_min)
@@ -369,7 +369,8 @@ def _take_pages(
         if found:
             problems.extend(p for p in found if p not in problems)
         if type(packed) is Kept:
-            art, slug = articles[i], articles[i].slug
+            art = articles[i]
+            slug = art.slug
             checked = tuple(entry["prices_checked"])
             known = days.get(checked)
             if known is None:

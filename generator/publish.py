@@ -278,21 +278,11 @@ class Publisher:
     def keep(self, rel: str) -> None:
         self.add(rel, None)
 
-    def keep_page(self, folder: str, rels: list[str], checked: bool = False) -> None:
-        """`keep` for the files of one page, all directly in `folder`: no bytes are compared or written.
-
-        `checked`: the paths come from a page cache a build wrote (verified), which checked them then.
-        """
-        have = self.have
-        for rel in rels if checked else page_files(folder, rels):
-            if rel not in have:
-                raise BuildError(f"a kept file is missing from the output folder: {rel}")
-        self._paths.add_page(folder, rels)
-        self.unchanged.extend(rels)
-
     def keep_pages(self, pages: list[tuple[str, list[str]]], checked: bool = False) -> None:
-        """`keep_page` for each (folder, files), in turn, with the membership tests and the tables' updates
-        at C speed (write.Files.add_pages)."""
+        """`keep` for the files of pages, each (folder, files) with its files directly in its folder: no bytes
+        are compared or written. The membership tests and the tables' updates run at C speed
+        (write.Files.add_pages). `checked`: the paths come from a page cache a build wrote (verified), which
+        checked them then."""
         if not checked:
             pages = [(folder, page_files(folder, rels)) for folder, rels in pages]
         rels = [rel for _, page in pages for rel in page]

@@ -243,41 +243,49 @@ class Kept(NamedTuple):
     figures: bytes | None
 
 
-_UNKNOWN = object()  # kept_page's fingerprint when the caller has none: it makes it
+_UNKNOWN = object()  # a keeper's fingerprint when the caller has none: it makes it
 KEPT_IN_FOLDER = Kept(None)  # a kept family page whose figures the main process reads from its folder
 
 
-def kept_page(i: int, entry: dict | None, fp: str | None | object = _UNKNOWN) -> Kept | None:
-    """Kept(...) when article i can keep the files the last build wrote for it, else None.
+def page_keeper() -> Callable[..., Kept | None]:
+    """`keep(i, entry[, fp])`: Kept(...) when article i can keep the files the last build wrote for it, else
+    None; `fp` is its fingerprint when the caller has it.
 
     Workers answer this for the pages they are sent, beside the listing
     (checking 10,000 pages' files took most of a price change's time in the
     main process alone); in a folder the last build left untouched the main
-    process answers it for every page itself (in_order).
+    process answers it for every page itself (in_order). The build's state is
+    looked up once per keeper, not for each of 10,000 pages.
     """
-    fingerprints = JOB.get("fingerprints")
-    if entry is None or fingerprints is None:
+    fingerprints, articles, cache = JOB.get("fingerprints"), JOB.get("articles"), JOB.get("cache")
+    untouched, verified, known = JOB.get("untouched", False), JOB.get("verified", False), JOB.get("known")
+    in_folder, family_files = JOB.get("sink") is not None, JOB.get("family_files", ())
+    reusable, figures_of = pagecache.reusable, pagecache.figures_of
+
+    def keep(i: int, entry: dict | None, fp: str | None | object = _UNKNOWN) -> Kept | None:
+        if entry is None or fingerprints is None:
+            return None
+        art = articles[i]
+        if fp is _UNKNOWN:
+            fp = fingerprints.of(art)
+        if fp and reusable(entry, fp, cache, untouched, verified):
+            # a family page written to a folder leaves its figures there: they are read back for the parts
+            if in_folder and art.file in family_files:
+                if untouched or figures_of(cache, art.slug) is not None:  # (read: still whole)
+                    return KEPT_IN_FOLDER
+            else:
+                chunk = figures_of(cache, art.slug)
+                if chunk is not None:
+                    return Kept(chunk)
+        known[i] = fp  # _finish need not digest the page again
         return None
-    art = JOB["articles"][i]
-    if fp is _UNKNOWN:
-        fp = fingerprints.of(art)
-    cache, untouched = JOB["cache"], JOB["untouched"]
-    if fp and pagecache.reusable(entry, fp, cache, untouched, JOB.get("verified", False)):
-        # a family page written to a folder leaves its figures there: they are read back for the parts
-        if JOB.get("sink") is not None and art.file in JOB["family_files"]:
-            if untouched or pagecache.figures_of(cache, art.slug) is not None:  # (read: still whole)
-                return Kept(None)
-        else:
-            chunk = pagecache.figures_of(cache, art.slug)
-            if chunk is not None:
-                return Kept(chunk)
-    JOB["known"][i] = fp  # _finish need not digest the page again
-    return None
+
+    return keep
 
 
 def chunk_results(chunk: list) -> list[tuple]:
     """The results of a chunk of tasks, in order. A page's task is (article index, its page-cache entry):
-    a page whose fingerprint matches its entry, and whose files are still there, is kept (`kept_page`);
+    a page whose fingerprint matches its entry, and whose files are still there, is kept (`page_keeper`);
     the others render in two passes.
 
     First every page's context and prose, then their Markdown converted in
@@ -286,9 +294,10 @@ def chunk_results(chunk: list) -> list[tuple]:
     """
     out: list = [None] * len(chunk)
     prepared = []
+    keep = page_keeper()
     for n, task in enumerate(chunk):
         if isinstance(task, tuple):
-            kept = kept_page(*task)
+            kept = keep(*task)
             if kept is not None:
                 out[n] = (kept, [])
                 continue
@@ -427,19 +436,12 @@ def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int],
     if pool is not None and JOB.get("untouched"):
         made = JOB.get("fingerprinted")  # the chunks of PageFingerprints tasks, in article order, when sent
         fps = [fp for number in made for fp in pool.results(number)[0][0]] if made is not None else None
-        # A family page whose entry a verified cache holds with its fingerprint keeps, as kept_page would
-        # decide (pagecache.reusable) in a folder as the last build left it: 10,000 calls cost 0.03 s.
-        plain = fps is not None and JOB.get("verified") and JOB.get("sink") is not None
-        arts, family_files = JOB["articles"], JOB["family_files"]
+        keep = page_keeper()
         for task in tasks:
             i, entry = task
             if entry is None:
                 continue
-            fp = fps[i] if fps is not None else _UNKNOWN
-            if plain and fp and entry.get("fingerprint") == fp and arts[i].file in family_files:
-                early[i] = (task, KEPT_IN_FOLDER)
-                continue
-            kept = kept_page(i, entry, fp)
+            kept = keep(i, entry, fps[i] if fps is not None else _UNKNOWN)
             if kept is not None:
                 early[i] = (task, kept)
         if progress and early:

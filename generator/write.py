@@ -120,13 +120,9 @@ class Files:
         for folder, page in pages:
             self.add_page(folder, page)
 
-    def keep_page(self, folder: str, rels: list[str], checked: bool = False) -> None:
-        """`keep` for the files of one page, all directly in `folder` (a page-cache entry names them;
-        `checked`: a verified one, whose paths were checked when it was written)."""
-        self.add_page(folder, rels if checked else page_files(folder, rels))
-
     def keep_pages(self, pages: list[tuple[str, list[str]]], checked: bool = False) -> None:
-        """`keep_page` for each (folder, files), in turn."""
+        """`keep` for the files of pages, each (folder, files) with its files directly in its folder (a
+        page-cache entry names them; `checked`: a verified one, whose paths were checked when it was written)."""
         self.add_pages(pages if checked else [(folder, page_files(folder, rels)) for folder, rels in pages])
 
     def items(self) -> list[tuple[str, bytes | None]]:
