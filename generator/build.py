@@ -213,6 +213,8 @@ def render_site(
             pages = len(catalog.articles) + sum(map(fitting_rows, listings))
             if not listings or workers_for(_weight(pages, listings), jobs, pool_min) <= 1:
                 return
+            if sink is not None:
+                sink.settle()  # before the fork: the process gets the folder's files as they are known
             tasks.JOB.update(
                 catalog=catalog,
                 renderer=Renderer(templates, catalog, code),
@@ -245,6 +247,7 @@ def render_site(
         # A page whose page-cache entry still holds is kept (tasks.page_keeper); in a folder as the last build left it
         # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
         tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
+        # (asking `trusted` waited for the folder check: the workers forked below get its answer)
         workers = workers_for(_weight(len(articles), listings), jobs, pool_min)
         if lister:
             _let_rows_go(listings)  # before the pool forks: its workers need not hold them either

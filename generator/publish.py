@@ -91,22 +91,27 @@ class Publisher:
         self.out = out
         # As the last build left it: its files are the ones its marker lists, without a walk of the folder
         # (the marker's bytes are as the last build wrote them, so every path it lists was checked then)
-        found = state.untouched_output(out, guard.MARKER)
+        # Its folders are checked by a child process meanwhile (state.FolderCheck): `trusted` and `have` wait
+        # for the answer, and read the folder after all when it is no
+        found = state.untouched_output(out, guard.MARKER, deferred=True)
         listed = guard.listed_in(found.marker) if found is not None else None
-        self.trusted = listed is not None
+        self._check = found.check if listed is not None else None
+        if found is not None and listed is None:
+            found.check.close()
+        self._shown = shown
+        self._trusted = listed is not None
         # the page cache's sha256 as that build recorded it (pagecache.load), when the folder is trusted
         self.page_cache_digest: str | None = None
         # folder -> [inode, mtime, files] as recorded, while true of the folder (see folder_stats)
         self._recorded: dict[str, list] = {}
         # The published files by relative path (Publisher reads only the keys: a file's path is _published(rel);
         # at 100,000 pages the marker's 600,000 paths as values were 60 MB more)
-        self.have: dict[str, str | None]
+        self._have: dict[str, str | None]
         if listed is not None:
             self.page_cache_digest, self._recorded = found.page_cache, dict(found.folders)  # (popped from below)
-            self.have = dict.fromkeys((guard.MARKER, *(rel for rel in listed if rel)))
+            self._have = dict.fromkeys((guard.MARKER, *(rel for rel in listed if rel)))
         else:
-            self.have, links = write.scan(out)
-            guard.check_owned(shown, self.have, links)
+            self._scan()
         self._top = os.fspath(out)
         self.staging, self.old = _siblings(out)
         self._base = os.fspath(self.staging)
@@ -127,6 +132,32 @@ class Publisher:
         self._seen: dict[str, tuple[int, int]] = {}  # folder -> (inode, mtime) a worker read after writing it
         self._flusher: threading.Thread | None = None
         self._flushed = threading.Event()
+
+    def _scan(self) -> None:
+        """Know the published files from the folder itself (it is not as the last build left it)."""
+        self._trusted, self.page_cache_digest, self._recorded = False, None, {}
+        self._have, links = write.scan(self.out)
+        guard.check_owned(self._shown, self._have, links)
+
+    def settle(self) -> None:
+        """Wait for the folder check (state.FolderCheck), if it is still out; when the folder is not as
+        recorded, read it. Call it before forking a process that writes through this Publisher."""
+        check, self._check = self._check, None
+        if check is not None and not check.result():
+            self._scan()
+
+    @property
+    def trusted(self) -> bool:
+        """The output folder is as the last build left it: its files are the ones its marker lists."""
+        if self._check is not None:
+            self.settle()
+        return self._trusted
+
+    @property
+    def have(self) -> dict[str, str | None]:
+        if self._check is not None:
+            self.settle()
+        return self._have
 
     # Seconds between background flushes of written files while a large site renders.
     FLUSH_EVERY = 1.0
@@ -301,6 +332,9 @@ class Publisher:
 
     def abort(self) -> None:
         self._stop_flushing()
+        if self._check is not None:  # a build that stopped before it asked
+            self._check.close()
+            self._check = None
         with contextlib.suppress(OSError):
             guard.remove_tree(self.staging, missing_ok=True)
 

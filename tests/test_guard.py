@@ -481,14 +481,25 @@ def test_moving_files_in_removes_what_the_new_site_lacks_and_the_folders_it_empt
     assert not list(tmp_path.glob(".site.*"))
 
 
-def test_an_untouched_site_is_not_walked_and_a_touched_one_is(tmp_path, monkeypatch):
+@pytest.mark.parametrize("forked", [False, True], ids=["checked-here", "checked-by-a-child"])
+def test_an_untouched_site_is_not_walked_and_a_touched_one_is(tmp_path, monkeypatch, forked):
     """The folder as the last build left it (every folder's inode and time as recorded): its files are the
-    marker's list. A file added anywhere moves a folder's time, and the folder is read again."""
-    from generator import write
+    marker's list. A file added anywhere moves a folder's time, and the folder is read again. The same
+    when the folders are checked by a child process while the build loads its content (state.FolderCheck,
+    for large sites; here for any)."""
+    from generator import state, write
 
     content = make_content(tmp_path, families=True)
     out = tmp_path / "site"
     assert cli_build(content, out).exit_code == 0
+    monkeypatch.setattr(state, "FORK_MIN_FOLDERS", 1 if forked else 10**9)
+    children, check = [], state.FolderCheck.__init__
+
+    def counted(self, *args, **kwargs):
+        check(self, *args, **kwargs)
+        children.append(self._pid)
+
+    monkeypatch.setattr(state.FolderCheck, "__init__", counted)
     walked = []
     real_scan = write.scan
     monkeypatch.setattr(write, "scan", lambda folder: walked.append(folder) or real_scan(folder))
@@ -501,6 +512,11 @@ def test_an_untouched_site_is_not_walked_and_a_touched_one_is(tmp_path, monkeypa
     refused(cli_build(content, out, "--force"), f"costpress did not write {page.name}/notes.txt")
     assert walked == [out]
     assert (page / "notes.txt").read_text() == "mine"
+    assert len(children) == 2 and all((pid is not None) == forked for pid in children)
+    for pid in children:  # every child was waited for
+        if pid is not None:
+            with pytest.raises(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
 
 
 def test_ctrl_c_while_publishing_waits_for_the_site_to_be_whole():
