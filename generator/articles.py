@@ -27,7 +27,8 @@ def build_context(cat: Catalog, art: Article) -> Context | None:
         return None
     spec, build = KINDS[art.kind]
     before = len(art.params_doc.problems)
-    params = art.params if art.params_checked else validate(art.params_doc, art.params, spec, ("params",))
+    given = art.all_params()
+    params = given if art.params_checked else validate(art.params_doc, given, spec, ("params",))
     if len(art.params_doc.problems) > before or params is None:
         return None
     try:

@@ -398,7 +398,6 @@ def family_pages(listing: Listing) -> list[Article]:
             neighbours = lists[shown] = [cards[k] for k in shown]
         cheaper = bisect.bisect_left(rounded[(model, method)], round(r.cost_with_startup, 2))
         inputs = (model, method, r.offer, neighbours, len(group) - 1, cheaper, listing_slug)  # PAGE_INPUTS
-        params = page_params(p, inputs)
         articles.append(
             Article(
                 file=fam.file,
@@ -409,7 +408,7 @@ def family_pages(listing: Listing) -> list[Article]:
                 kind="setup",
                 tags=tags,
                 prices_as_of=None,
-                params=params,
+                params=None,  # its family's and its inputs' (Article.all_params)
                 params_doc=fam.doc,
                 sources=sources,
                 faq=faq,

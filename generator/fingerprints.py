@@ -66,10 +66,12 @@ class Fingerprints:
         """The page's fingerprint. What a family's pages share (their text, date and tags, the family's own
         parameters: Article.family_params, and by model and method their records) is digested once; per
         page, its title, slug and description, the parameters it does not share, and its offer's prices."""
-        if art.kind != "setup" or not isinstance(art.params, dict):
+        if art.kind != "setup":
             return None
         if art.page_inputs is not None and art.family_params is not None:
             return self._family_page(art)
+        if not isinstance(art.params, dict):
+            return None
         p = art.params
         shared = art.family_params if art.family_params is not None else _NOTHING_SHARED
         return digest_of(

@@ -244,7 +244,8 @@ def test_a_family_pages_params_are_its_familys_and_its_own_inputs():
     assert len(pages) > 1000
     own = {"model", "method", "offer", "neighbours", "listing_slug"}
     for art in pages:
-        p, shared, inputs = art.params, art.family_params, art.page_inputs
+        assert art.params is None  # made when the page renders (Article.all_params)
+        p, shared, inputs = art.all_params(), art.family_params, art.page_inputs
         assert set(p) == set(shared) | own, art.slug
         assert all(p[k] is shared[k] for k in shared if k not in own), art.slug
         values = dict(zip(PAGE_INPUTS, inputs, strict=True))
