@@ -114,7 +114,8 @@ def listed_in(data: bytes) -> list[str] | None:
     """listed_files for a marker's bytes."""
     if not data.startswith(MARKER_HEAD.encode("utf-8")):
         return None
-    return data[len(MARKER_HEAD) :].decode("utf-8", "replace").splitlines()
+    # decoded from a view: a copy of 600,000 paths' bytes less the head (a 100,000-page site's) is not made
+    return str(memoryview(data)[len(MARKER_HEAD.encode("utf-8")) :], "utf-8", "replace").splitlines()
 
 
 def _listed(path: str) -> set[str] | None:

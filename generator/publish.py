@@ -109,7 +109,8 @@ class Publisher:
         self._have: dict[str, str | None]
         if listed is not None:
             self.page_cache_digest, self._recorded = found.page_cache, dict(found.folders)  # (popped from below)
-            self._have = dict.fromkeys((guard.MARKER, *(rel for rel in listed if rel)))
+            self._have = dict.fromkeys(itertools.chain((guard.MARKER,), filter(None, listed)))  # (no tuple of all)
+            del listed
         else:
             self._scan()
         self._top = os.fspath(out)
