@@ -53,33 +53,54 @@ def odd_inputs(folder: Path, label: str) -> list[str]:
 
 
 def _scan(folder: Path, label: str) -> tuple[list[Path], list[str]]:
-    """The regular files under folder (links followed while they stay inside it), and a line for anything else."""
+    """The regular files under folder (links followed while they stay inside it), and a line for anything else.
+
+    A folder's entries say whether each is a plain file, a folder or a link
+    (os.scandir), so only links cost a look of their own: resolving every
+    folder's real path and stat'ing every file (as with os.walk) made a
+    10,000-page site's content scan 5-7 ms, twice a build.
+    """
     found: list[Path] = []
     odd: list[str] = []
     top = os.path.realpath(folder)
     seen: set[str] = set()
-    for root, dirs, names in os.walk(folder, followlinks=True):
-        real = os.path.realpath(root)
+    pending = [(os.fspath(folder), top)]  # (a folder to read, its real path), read in order
+    while pending:
+        root, real = pending.pop()
+        try:
+            with os.scandir(root) as it:
+                entries = sorted(it, key=_name)
+        except OSError:  # unreadable, or gone meanwhile: skipped, as os.walk skips it
+            continue
         if real in seen or not _inside(real, top):  # a link loop, or a link out of the tree
             odd.append(
                 f"{root}: a link that leads out of the {label} folder (or back into itself); costpress reads "
                 "only files inside it"
             )
-            dirs[:] = []
             continue
         seen.add(real)
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(names):
-            path = os.path.join(root, name)
-            if _plain_file(path, top):
-                found.append(Path(path))
-            elif os.path.islink(path) and not os.path.exists(path):
-                odd.append(f"{path}: a link to nothing; remove it")
-            elif os.path.islink(path) and not _inside(os.path.realpath(path), top):
-                odd.append(f"{path}: a link that leads out of the {label} folder; costpress reads only files inside it")
+        folders = []
+        for entry in entries:
+            link = entry.is_symlink()
+            if entry.is_dir():  # (through a link too)
+                if entry.name != "__pycache__":
+                    folders.append((entry.path, os.path.realpath(entry.path) if link else f"{real}/{entry.name}"))
+            elif not link and entry.is_file(follow_symlinks=False) or link and _plain_file(entry.path, top):
+                found.append(Path(entry.path))
+            elif link and not os.path.exists(entry.path):
+                odd.append(f"{entry.path}: a link to nothing; remove it")
+            elif link and not _inside(os.path.realpath(entry.path), top):
+                odd.append(
+                    f"{entry.path}: a link that leads out of the {label} folder; costpress reads only files inside it"
+                )
             else:
-                odd.append(f"{path}: not a regular file (a pipe, socket or device); remove it")
+                odd.append(f"{entry.path}: not a regular file (a pipe, socket or device); remove it")
+        pending.extend(reversed(folders))  # the first folder is read next, as a walk from the top goes
     return found, odd
+
+
+def _name(entry: os.DirEntry) -> str:
+    return entry.name
 
 
 def _inside(real: str, top: str) -> bool:
@@ -118,11 +139,13 @@ def _digest(folders, options: str = "") -> str:
     h = hashlib.sha256(options.encode())  # build options that change the output (--drafts, --base-url)
     package = Path(__file__).resolve().parent
     for label, folder in (*folders, ("generator", package)):
-        for path in _walk(folder):
-            if path.suffix == ".pyc":
+        cut = len(os.path.join(os.fspath(folder), ""))  # the scan's paths are the folder's name and theirs
+        for path in map(os.fspath, _walk(folder)):
+            if path.endswith(".pyc"):
                 continue
-            h.update(f"{label}/{path.relative_to(folder).as_posix()}\0".encode())
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+            h.update(f"{label}/{path[cut:].replace(os.sep, '/')}\0".encode())
+            with open(path, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
     for name, version in library_versions():
         h.update(f"{name}={version}\0".encode())
     h.update(sys.version.encode())

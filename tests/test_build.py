@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, replace, run_cli
@@ -131,6 +132,66 @@ def test_the_untouched_folder_check_notices_each_kind_of_change(tmp_path):
     (out / "a" / "b").rmdir()
     (out / "a" / "b").mkdir()  # the same name, a new folder: a new inode (and its parent's mtime moves)
     assert not state._same_folders(out, {"a/b/": recorded["a/b/"]})
+
+
+def _walked(folder: Path, label: str) -> tuple[list[Path], list[str]]:
+    """What state._scan must find, the plain way: os.walk through links, each folder's real path resolved and
+    each file looked at (the scan itself reads the kinds from the folders' entries)."""
+    found, odd, seen, top = [], [], set(), os.path.realpath(folder)
+
+    def inside(real):
+        return real == top or real.startswith(top + os.sep)
+
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen or not inside(real):
+            odd.append(
+                f"{root}: a link that leads out of the {label} folder (or back into itself); costpress reads "
+                "only files inside it"
+            )
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and (not os.path.islink(path) or inside(os.path.realpath(path))):
+                found.append(Path(path))
+            elif os.path.islink(path) and not os.path.exists(path):
+                odd.append(f"{path}: a link to nothing; remove it")
+            elif os.path.islink(path) and not inside(os.path.realpath(path)):
+                odd.append(f"{path}: a link that leads out of the {label} folder; costpress reads only files inside it")
+            else:
+                odd.append(f"{path}: not a regular file (a pipe, socket or device); remove it")
+    return found, odd
+
+
+def test_the_input_scan_finds_what_a_walk_finds_with_every_kind_of_odd_entry(tmp_path, monkeypatch):
+    """state._scan (the inputs' digest, odd content) against a plain walk: plain files in order, folders
+    through links that stay inside, and one line each for a link out, a loop, a dangling link and a pipe."""
+    from generator import state
+
+    top = tmp_path / "c"
+    (top / "a" / "b").mkdir(parents=True)
+    for rel in ("x.yaml", "a/y.yaml", "a/b/z.md", "__pycache__/q.pyc"):
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(rel)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.yaml").write_text("o")
+    links = {"out_dir": outside, "out_file": outside / "o.yaml", "dangling": top / "nothing", "a/b/loop": top / "a"}
+    links |= {"inside_link": top / "x.yaml", "dir_link": top / "a" / "b", "a/rel": Path("relative_nothing")}
+    for rel, target in links.items():
+        (top / rel).symlink_to(target)
+    os.mkfifo(top / "pipe")
+    (top / "link_to_pipe").symlink_to(top / "pipe")
+    found, odd = state._scan(top, "content")
+    assert (found, odd) == _walked(top, "content")
+    assert [p.relative_to(top).as_posix() for p in found] == ["inside_link", "x.yaml", "a/y.yaml", "a/b/z.md"]
+    assert len(odd) == 8
+    monkeypatch.chdir(tmp_path)  # named relative to the working folder
+    assert state._scan(Path("c"), "content") == _walked(Path("c"), "content")
+    assert state._scan(tmp_path / "missing", "content") == ([], [])
 
 
 def test_folder_stats_read_by_workers_match_a_walk_cold_and_incremental(tmp_path):
