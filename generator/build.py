@@ -388,7 +388,7 @@ def _take_pages(
                 entry["unsourced"],
                 entry["fingerprint"],
             )
-            kept.append((slug, list(entry["files"])))
+            kept.append((slug, pagecache.kept_files(slug, entry)))
             spooled.append((slug, members.get(slug, entry) if members else entry))
         elif packed is not None:
             if kept:

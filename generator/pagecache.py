@@ -32,7 +32,7 @@ from pathlib import Path
 from generator.escape import json_encoder
 from generator.fingerprints import digest_of
 
-VERSION = 1
+VERSION = 2  # 2: an entry's files are named within the page's folder (1: by their path in the site)
 
 
 def cache_path(out: Path) -> Path:
@@ -109,7 +109,9 @@ def part_kept(out: Path, rel: str, key: str, saved: dict) -> bool:
 FIELDS = {"fingerprint": str, "prices_checked": list, "has_charts": bool, "providers": list, "unsourced": list}
 
 
-def reusable(entry: dict | None, fingerprint: str, out: Path, untouched: bool = False, verified: bool = False) -> bool:
+def reusable(
+    entry: dict | None, fingerprint: str, out: Path, slug: str, untouched: bool = False, verified: bool = False
+) -> bool:
     """A cached page can stand when its fingerprint matches and each of its files is still there.
 
     With `untouched` (the output folder is as the build that wrote the cache
@@ -130,10 +132,10 @@ def reusable(entry: dict | None, fingerprint: str, out: Path, untouched: bool = 
         return False
     if untouched:
         return True
-    base = os.fspath(out)
-    for rel, size in entry["files"].items():
+    base = f"{os.fspath(out)}/{slug}"
+    for name, size in entry["files"].items():
         try:
-            if os.stat(f"{base}/{rel}").st_size != size:
+            if "/" in name or os.stat(f"{base}/{name}").st_size != size:
                 return False
         except OSError:
             return False
@@ -243,6 +245,13 @@ def is_utf8(data: bytes) -> bool:
 
 
 def entry(fingerprint: str, info, sizes: dict[str, int]) -> dict:
+    """A page's entry; `sizes` names its files within the page's folder (the slug).
+
+    Named by their whole path, the 60,000 file names of a 10,000-page cache
+    were all different, and reading them was two thirds of reading the file
+    (0.042 of 0.061 s); named within the folder they are the same six names,
+    which the JSON reader makes once.
+    """
     return {
         "fingerprint": fingerprint,
         "prices_checked": [d.isoformat() for d in info.prices_checked],
@@ -253,9 +262,20 @@ def entry(fingerprint: str, info, sizes: dict[str, int]) -> dict:
     }
 
 
-def member_json(slug: str, fingerprint: str, info, sizes: dict[str, int]) -> bytes:
-    """`"slug": entry` as `save` writes it, UTF-8: workers encode their pages' members in parallel."""
-    return f"{_encode(slug)}: {_encode(entry(fingerprint, info, sizes))}".encode()
+def member_json(slug: str, fingerprint: str, info, sizes: dict[str, int]) -> bytes | None:
+    """`"slug": entry` as `save` writes it, UTF-8: workers encode their pages' members in parallel. `sizes`
+    names the files by their path in the site; None (no entry: the page renders next time) when one is not
+    directly in the page's folder."""
+    start = len(slug) + 1
+    names = {rel[start:]: size for rel, size in sizes.items()}
+    if any(not rel.startswith(f"{slug}/") or "/" in rel[start:] for rel in sizes):
+        return None
+    return f"{_encode(slug)}: {_encode(entry(fingerprint, info, names))}".encode()
+
+
+def kept_files(slug: str, entry: dict) -> list[str]:
+    """A kept page's files by their path in the site, from its entry's names within its folder."""
+    return list(map(f"{slug}/".__add__, entry["files"]))
 
 
 # json.dumps(value, sort_keys=True, ensure_ascii=False) from one C encoder made once

@@ -268,7 +268,7 @@ def page_keeper() -> Callable[..., Kept | None]:
         art = articles[i]
         if fp is _UNKNOWN:
             fp = fingerprints.of(art)
-        if fp and reusable(entry, fp, cache, untouched, verified):
+        if fp and reusable(entry, fp, cache, art.slug, untouched, verified):
             # a family page written to a folder leaves its figures there: they are read back for the parts
             if in_folder and art.file in family_files:
                 if untouched or figures_of(cache, art.slug) is not None:  # (read: still whole)

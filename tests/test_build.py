@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, replace, run_cli
@@ -673,3 +674,30 @@ def test_build_pauses_the_cycle_collector_only_while_it_runs(tmp_path, monkeypat
     assert gc.isenabled()
     assert run_cli(*args(content, tmp_path / "site")).exit_code == 0
     assert seen == [False] and gc.isenabled()
+
+
+def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
+    """Each entry names its page's files within the page's folder, with the sizes on disk (the same few names
+    on every page, which the JSON reader makes once); a name that leaves the folder makes no entry reusable."""
+    from generator import pagecache
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
+    pages, _, _ = pagecache.load(out)
+    assert pages
+    for slug, entry in pages.items():
+        on_disk = {p.name: p.stat().st_size for p in (out / slug).iterdir() if p.is_file()}
+        assert entry["files"] == on_disk, slug
+        assert pagecache.kept_files(slug, entry) == [f"{slug}/{name}" for name in entry["files"]]
+    slug, entry = next(iter(pages.items()))
+    assert pagecache.reusable(entry, entry["fingerprint"], out, slug)
+    assert not pagecache.reusable(entry, entry["fingerprint"], out, "another-page")  # its files are not there
+    name = next(iter(entry["files"]))
+    outside = {**entry, "files": {f"../{slug}/{name}": entry["files"][name]}}
+    assert not pagecache.reusable(outside, entry["fingerprint"], out, slug)
+    sizes = {f"{slug}/{n}": size for n, size in entry["files"].items()}
+    info = SimpleNamespace(prices_checked=[], has_charts=True, providers=[], unsourced=[])
+    assert json.loads(b"{" + pagecache.member_json(slug, "fp", info, sizes) + b"}")[slug]["files"] == entry["files"]
+    assert pagecache.member_json(slug, "fp", info, {**sizes, f"{slug}/deeper/x.svg": 1}) is None
+    assert pagecache.member_json(slug, "fp", info, {"elsewhere/x.svg": 1}) is None
