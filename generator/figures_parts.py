@@ -68,15 +68,19 @@ def _write_part(rel: str, held: list, kept_slugs: set[str], files, cache, saved_
             part_keys[rel] = saved_parts[rel]
             return
     published: dict[str, memoryview] | None = None  # kept pages' entries, from the part as published
+    was = None  # the published part's bytes, once read for them: the new part is compared with these
     part = []
     for slug, data, _ in held:
         if data is None and slug in kept_slugs:
             if published is None:
-                published = pagecache.part_entries(cache, rel, saved_parts)
+                was, published = pagecache.published_part(cache, rel, saved_parts)
             data = published.get(slug)
         part.append(data if data is not None else figures_from(sink, slug))
     pieces = figures_pieces(part)
-    files.add(rel, pieces if sink is not None else b"".join(pieces))
+    if sink is not None:
+        sink.add(rel, pieces, was)
+    else:
+        files.add(rel, b"".join(pieces))
     if key is not None:
         part_keys[rel] = [key, sum(map(len, pieces))]
 

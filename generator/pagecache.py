@@ -31,6 +31,7 @@ from pathlib import Path
 
 from generator.escape import json_encoder
 from generator.fingerprints import digest_of
+from generator.write import read_file
 
 VERSION = 2  # 2: an entry's files are named within the page's folder (1: by their path in the site)
 
@@ -169,15 +170,26 @@ def part_entries(out: Path, rel: str, saved: dict) -> dict[str, memoryview]:
     when the part is missing, has another size than recorded, or does not
     split cleanly; those pages are then read from their own figures.json.
     """
+    return published_part(out, rel, saved)[1]
+
+
+def published_part(out: Path, rel: str, saved: dict) -> tuple[bytes | None, dict[str, memoryview]]:
+    """The published part `rel` as read (None when unreadable or not the size recorded), and its entries as
+    `part_entries` gives them. Its bytes let the new part be compared in memory, not read a second time."""
     known = saved.get(rel)
     if not (isinstance(known, list) and len(known) == 2):
-        return {}
+        return None, {}
     try:
-        with open(f"{os.fspath(out)}/{rel}", "rb") as fh:
-            data = fh.read()
+        data = read_file(f"{os.fspath(out)}/{rel}")
     except OSError:
-        return {}
-    if len(data) != known[1] or not data.startswith(FIGURES_HEAD):
+        return None, {}
+    if len(data) != known[1]:
+        return None, {}
+    return data, _entries(data)
+
+
+def _entries(data: bytes) -> dict[str, memoryview]:
+    if not data.startswith(FIGURES_HEAD):
         return {}
     end = data.rfind(b'\n}, "parts": ') if not data.endswith(FIGURES_TAIL) else len(data) - len(FIGURES_TAIL)
     if end < 0:

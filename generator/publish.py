@@ -209,8 +209,9 @@ class Publisher:
             self.abort()
             raise BuildError(f"cannot write the new site beside {self.out}: {exc}") from None
 
-    def _compare(self, rel: str, data: bytes | list[bytes] | None) -> str:
-        """'added', 'changed' or 'unchanged': what writing `data` (bytes, or pieces in order) at `rel` would do."""
+    def _compare(self, rel: str, data: bytes | list[bytes] | None, published: bytes | None = None) -> str:
+        """'added', 'changed' or 'unchanged': what writing `data` (bytes, or pieces in order) at `rel` would do.
+        `published`: the published file's bytes, when the caller has just read them (compared in memory)."""
         check_path(rel)
         if rel not in self.have:
             if data is None:
@@ -218,8 +219,10 @@ class Publisher:
             return "added"
         if data is None:
             return "unchanged"
-        path = self._published(rel)
         size = sum(map(len, data)) if type(data) is list else len(data)
+        if published is not None:
+            return "unchanged" if size == len(published) and write.starts_with(published, data) else "changed"
+        path = self._published(rel)
         if os.stat(path).st_size == size and write.same_bytes(path, data if type(data) is list else [data]):
             return "unchanged"
         return "changed"
@@ -241,14 +244,14 @@ class Publisher:
         except OSError as exc:
             raise BuildError(f"cannot read {rel} of the published site: {exc.strerror}") from None
 
-    def store(self, rel: str, data: bytes | None) -> str:
+    def store(self, rel: str, data: bytes | None, published: bytes | None = None) -> str:
         """Compare one file with the published one and write it to staging if it differs.
 
         Returns 'added', 'changed' or 'unchanged'. It touches no shared state,
         so worker processes call it for their own pages and the main process
-        records the outcome with `record`.
+        records the outcome with `record`. `published`: see `_compare`.
         """
-        status = self._compare(rel, data)
+        status = self._compare(rel, data, published)
         if status != "unchanged":
             self._write(rel, data)
         return status
@@ -299,8 +302,8 @@ class Publisher:
             written = written or status != "unchanged"
         return written
 
-    def add(self, rel: str, data: bytes | None) -> None:
-        self.record(rel, self.store(rel, data))
+    def add(self, rel: str, data: bytes | None, published: bytes | None = None) -> None:
+        self.record(rel, self.store(rel, data, published))
         self._seen.pop(write._folder_of(rel), None)  # written here, after any worker looked at its folder
 
     def seen(self, folder: str, stat: tuple[int, int]) -> None:

@@ -287,3 +287,43 @@ def test_a_file_is_compared_with_its_pieces_block_by_block(tmp_path, monkeypatch
     assert not write.same_bytes(same, [b"0123456789abcdeX"])
     assert not write.same_bytes(same, [b"0123456789abcde"])
     assert not write.same_bytes(same, [b"0123456789abcdef", b"!"])
+
+
+def test_a_file_read_just_before_is_compared_in_memory(tmp_path, monkeypatch):
+    """Publisher.add with the published bytes (a figures part the build has just read) compares the new
+    pieces with them, without reading the file again: equal, a changed byte, one byte more, and views."""
+    from generator import guard, publish, write
+
+    out = tmp_path / "site"
+    out.mkdir()
+    old = b'{"articles": {\n "a": 1,\n "b": 2\n}}\n'
+    for name in ("same.json", "changed.json", "longer.json"):
+        (out / name).write_bytes(old)
+    (out / guard.MARKER).write_bytes(guard.manifest(["same.json", "changed.json", "longer.json"]))
+    pub = publish.Publisher(out)
+    monkeypatch.setattr(write, "same_bytes", lambda *_: pytest.fail("the file was read again"))
+    view = memoryview(old)
+    pub.add("same.json", [view[:15], b' "a": 1,\n', view[24:]], old)
+    pub.add("changed.json", [view[:15], b' "a": 3,\n', view[24:]], old)
+    pub.add("longer.json", [old, b"\n"], old)
+    diff = pub.finish()
+    assert (diff.unchanged, sorted(diff.changed)) == (1, ["changed.json", "longer.json"])
+    assert (out / "same.json").read_bytes() == old
+    assert (out / "changed.json").read_bytes() == old.replace(b'"a": 1', b'"a": 3')
+    assert (out / "longer.json").read_bytes() == old + b"\n"
+    assert write.starts_with(old, old[:5]) and not write.starts_with(old, [old[:5], b"!"])
+
+
+def test_files_are_read_whole(tmp_path):
+    """write.read_file gives a file's bytes: empty, small, and larger than one read's block."""
+    import os
+
+    from generator import write
+
+    for size in (0, 1, 6_000, (1 << 20) * 3 + 7):
+        path = tmp_path / f"f{size}"
+        data = os.urandom(size)
+        path.write_bytes(data)
+        assert write.read_file(str(path)) == data
+    with pytest.raises(FileNotFoundError):
+        write.read_file(str(tmp_path / "missing"))
