@@ -279,9 +279,9 @@ def member_json(slug: str, fingerprint: str, info, sizes: dict[str, int]) -> byt
     names the files by their path in the site; None (no entry: the page renders next time) when one is not
     directly in the page's folder."""
     start = len(slug) + 1
-    names = {rel[start:]: size for rel, size in sizes.items()}
     if any(not rel.startswith(f"{slug}/") or "/" in rel[start:] for rel in sizes):
         return None
+    names = {rel[start:]: size for rel, size in sizes.items()}
     return f"{_encode(slug)}: {_encode(entry(fingerprint, info, names))}".encode()
 
 
