@@ -58,8 +58,7 @@ def load_members(out: Path, digest: str | None = None) -> tuple[dict, dict, bool
     The members are views of the one read of the file, not copies: splitting it into lines and cutting
     each line's comma made two more copies of it (12 MB at 10,000 pages, a few thousand page faults)."""
     try:
-        with open(cache_path(out), "rb") as fh:
-            raw = fh.read()
+        raw = read_file(os.fspath(cache_path(out)))
         data = json.loads(raw)
     except (OSError, ValueError):
         return {}, {}, False, {}
@@ -152,8 +151,7 @@ FIGURES_HEAD, FIGURES_TAIL = b'{"articles": {\n', b"\n}}\n"
 def figures_of(out: Path, slug: str) -> bytes | None:
     """A page's entry in site/figures.json (UTF-8), read back from its own figures.json."""
     try:  # plain strings: Path objects cost more than the read for 10,000 small files
-        with open(f"{os.fspath(out)}/{slug}/figures.json", "rb") as fh:
-            data = fh.read()
+        data = read_file(f"{os.fspath(out)}/{slug}/figures.json")
     except OSError:
         return None
     return chunk_of(data)

@@ -234,13 +234,13 @@ class Publisher:
     def current(self, rel: str) -> bytes:
         """A file as the new site will have it: written to staging by this build, or else the published one."""
         try:
-            return write._read(f"{self._base}/{rel}")
+            return write.read_file(f"{self._base}/{rel}")
         except FileNotFoundError:
             pass
         if rel not in self.have:
             raise BuildError(f"{rel} is missing from the new site")
         try:
-            return write._read(self._published(rel))
+            return write.read_file(self._published(rel))
         except OSError as exc:
             raise BuildError(f"cannot read {rel} of the published site: {exc.strerror}") from None
 

@@ -212,7 +212,7 @@ def compare(files: Files, out: Path, have: dict[str, str] | None = None) -> Diff
             added.append(rel)
         elif data is None:
             same += 1
-        elif os.stat(path).st_size != len(data) or _read(path) != data:
+        elif os.stat(path).st_size != len(data) or read_file(path) != data:
             changed.append(rel)
         else:
             same += 1
@@ -336,6 +336,3 @@ def read_file(path: str) -> bytes:
         return data if len(pieces) == 1 else b"".join(pieces)
     finally:
         os.close(fd)
-
-
-_read = read_file
