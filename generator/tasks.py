@@ -286,14 +286,15 @@ def page_keeper() -> Callable[..., Kept | None]:
 def chunk_results(chunk: list) -> list[tuple]:
     """The results of a chunk of tasks, in order. A page's task is (article index, its page-cache entry):
     a page whose fingerprint matches its entry, and whose files are still there, is kept (`page_keeper`);
-    the others render in two passes.
+    the others render in stages, each over all of them before the next.
 
-    First every page's context and prose, then their Markdown converted in
-    one run (Markdown.warm: the converter is about four times faster with
-    its code and data still in the CPU's caches), then the rest of each page.
+    First every page's context, then every page's prose, then their Markdown
+    converted in one run (Markdown.warm: the converter is about four times
+    faster with its code and data still in the CPU's caches), then the rest
+    of the pages (_finish), stage by stage as well.
     """
     out: list = [None] * len(chunk)
-    prepared = []
+    contexts = []
     keep = page_keeper()
     for n, task in enumerate(chunk):
         if isinstance(task, tuple):
@@ -301,18 +302,25 @@ def chunk_results(chunk: list) -> list[tuple]:
             if kept is not None:
                 out[n] = (kept, [])
                 continue
-            ready = _prepare(task[0])
-            if isinstance(ready, _Prepared):
-                prepared.append((n, ready))
+            i = task[0]
+            ctx = _context(i)
+            if isinstance(ctx, Context):
+                contexts.append((n, i, ctx))
                 continue
-            out[n] = ready
+            out[n] = ctx
         else:
             out[n] = other_task(task)
+    prepared = []
+    for n, i, ctx in contexts:  # each stage over the chunk's pages in turn: see Renderer.render_articles
+        ready = _prepare(i, ctx)
+        if isinstance(ready, _Prepared):
+            prepared.append((n, ready))
+        else:
+            out[n] = ready
     if prepared:
         JOB["renderer"].markdown.warm([text for _, ready in prepared for text in ready.prose.markdown()])
-    for n, ready in prepared:
-        info, problems = _finish(ready)
-        out[n] = (info.packed() if info is not None else None), problems
+        for (n, _), (info, problems) in zip(prepared, _finish([ready for _, ready in prepared]), strict=True):
+            out[n] = (info.packed() if info is not None else None), problems
     return out
 
 
@@ -324,47 +332,72 @@ class _Prepared(NamedTuple):
     prose: Prose
 
 
-def _prepare(i: int) -> _Prepared | tuple[None, list[str]]:
-    """Article i's context and prose, or (None, the problems that stopped it)."""
+def _context(i: int) -> Context | tuple[None, list[str]]:
+    """Article i's context, or (None, the problems that stopped it)."""
     art = JOB["articles"][i]
     before = len(art.params_doc.problems)
     ctx = build_context(JOB["catalog"], art)
     if ctx is None:
         return None, list(art.params_doc.problems[before:])
+    return ctx
+
+
+def _prepare(i: int, ctx: Context) -> _Prepared | tuple[None, list[str]]:
+    """Article i's prose from its context, or (None, the problem that stopped it)."""
     try:
-        return _Prepared(i, ctx, JOB["renderer"].prose(art, ctx))
+        return _Prepared(i, ctx, JOB["renderer"].prose(JOB["articles"][i], ctx))
     except RenderProblem as exc:
         return None, [str(exc)]
 
 
-def _finish(ready: _Prepared) -> tuple[PageInfo | None, list[str]]:
-    """The page and every file of a prepared article; or the problems that stopped it."""
-    i, ctx = ready.i, ready.ctx
-    renderer, art = JOB["renderer"], JOB["articles"][i]
-    fingerprint = JOB.get("known", {}).pop(i, None)
-    try:
-        page = renderer.render_article(art, ctx, ready.prose)
-    except RenderProblem as exc:
-        return None, [str(exc)]
-    slug = art.slug
-    blocks = ctx.blocks
-    chunk = b"".join(figures_entry(slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)))
-    out = [
-        (f"{slug}/index.html", page.html),
-        (f"{slug}/index.md", page.markdown),
-        (f"{slug}/figures.json", figures_doc([chunk])),
+def _finish(prepared: list[_Prepared]) -> list[tuple[PageInfo | None, list[str]]]:
+    """Each prepared page and every file of it; or the problems that stopped it.
+
+    Stage by stage over all the pages, as Renderer.render_articles does: the
+    pages' HTML and Markdown, their figures entries, their CSV files, their
+    charts' SVG, then each page's files stored and its PageInfo.
+    """
+    renderer, articles = JOB["renderer"], JOB["articles"]
+    done = renderer.render_articles([(articles[ready.i], ready.ctx, ready.prose) for ready in prepared])
+    ok = [n for n, page in enumerate(done) if not isinstance(page, RenderProblem)]
+    chunks: dict[int, bytes] = {}
+    for n in ok:
+        art, ctx = articles[prepared[n].i], prepared[n].ctx
+        chunks[n] = b"".join(figures_entry(art.slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)))
+    files: dict[int, list] = {}
+    for n in ok:
+        art, page, blocks = articles[prepared[n].i], done[n], prepared[n].ctx.blocks
+        slug = art.slug
+        files[n] = out = [
+            (f"{slug}/index.html", page.html),
+            (f"{slug}/index.md", page.markdown),
+            (f"{slug}/figures.json", figures_doc([chunks[n]])),
+        ]
+        for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
+            out.append((f"{slug}/{table.id}.csv", table_csv(table)))
+    for n in ok:
+        slug, blocks = articles[prepared[n].i].slug, prepared[n].ctx.blocks
+        for chart in blocks.charts.values():
+            svg_text = svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title)
+            files[n].append((f"{slug}/{chart.id}.svg", svg_text.encode("utf-8")))
+    sink = JOB.get("sink")
+    stored: dict[int, tuple[list, tuple[int, int] | None]] = {}
+    for n in ok:  # write here, in the worker; the main process only records the outcome
+        stored[n] = sink.store_page(articles[prepared[n].i].slug, files[n]) if sink is not None else (files[n], None)
+    return [
+        (None, [str(done[n])]) if n not in stored else (_page_info(ready, chunks[n], *stored[n]), [])
+        for n, ready in enumerate(prepared)
     ]
-    for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
-        out.append((f"{slug}/{table.id}.csv", table_csv(table)))
-    for chart in blocks.charts.values():
-        out.append(
-            (f"{slug}/{chart.id}.svg", svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title).encode("utf-8"))
-        )
+
+
+def _page_info(ready: _Prepared, chunk: bytes, out: list, folder: tuple[int, int] | None) -> PageInfo:
+    """What the main process needs of a rendered page: `out` is its files as stored (a Publisher's outcomes,
+    or the bytes), `folder` its folder's inode and mtime when the worker wrote every file."""
+    i, ctx = ready.i, ready.ctx
+    art = JOB["articles"][i]
+    fingerprint = JOB.get("known", {}).pop(i, None)
     fingerprints = JOB.get("fingerprints")
     sink = JOB.get("sink")
-    folder = None
-    if sink is not None:  # write here, in the worker; the main process only records the outcome
-        out, folder = sink.store_page(slug, out)
     # A family page written to the output folder leaves its figures there: the main process reads them
     # back for the site's figures parts rather than holding every page's (most of its memory at scale)
     kept = chunk if sink is None or art.file not in JOB.get("family_files", ()) else None
@@ -372,7 +405,7 @@ def _finish(ready: _Prepared) -> tuple[PageInfo | None, list[str]]:
         art,
         list(ctx.prices_checked),
         kept,
-        bool(blocks.charts),
+        bool(ctx.blocks.charts),
         out,
         list(ctx.providers),
         [i.what for i in ctx.inputs if not (i.source or "").strip()],
@@ -382,8 +415,8 @@ def _finish(ready: _Prepared) -> tuple[PageInfo | None, list[str]]:
     )
     if info.fingerprint is not None:  # the page-cache entry, encoded here rather than in the main process
         sizes = {rel: size for rel, size, _ in out} if sink is not None else {rel: len(data) for rel, data in out}
-        info.cache = pagecache.member_json(slug, info.fingerprint, info, sizes)
-    return info, []
+        info.cache = pagecache.member_json(art.slug, info.fingerprint, info, sizes)
+    return info
 
 
 LOCAL_CHUNK = 32  # pages rendered together without workers (see chunk_results)
