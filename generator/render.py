@@ -524,10 +524,11 @@ def _text_of(html: str) -> str:
     return " ".join(html_lib.unescape(text).split())
 
 
-# Seconds an article page's templates (the theme's, or a site's own over them) may take: a page takes
-# milliseconds; a site's template that loops without end is stopped here instead of hanging the build.
+# Seconds the templates of a chunk of article pages (the theme's, or a site's own over them) may take: a page
+# takes milliseconds; a site's template that loops without end is stopped here instead of hanging the build.
 THEME_SECONDS = 60.0
-# and a millisecond more for each row of a listing, or each page the site files (sitemap, feeds, tag pages) list
+# and a millisecond more for each page of the chunk, each row of a listing, or each page the site files
+# (sitemap, feeds, tag pages) list
 THEME_SECONDS_PER_ITEM = 0.001
 
 
