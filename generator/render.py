@@ -112,7 +112,7 @@ class Prose(NamedTuple):
 
 class _Body(NamedTuple):
     """A page's body as render_articles assembles it: HTML and Markdown parts in order (a block's place is None
-    until its template renders), the blocks by place, kind and block, and the charts by id and block."""
+    until its template renders), the blocks as (place, kind, block), and the charts in order."""
 
     html: list
     md: list
@@ -311,26 +311,26 @@ class Renderer:
             body.html.append(None)
             body.md.append(None)
             if kind == "chart":
-                body.charts.append((payload, block))
+                body.charts.append(block)
         return body
 
     def _render_blocks(self, items: list, bodies: list[_Body], out: list) -> None:
         """Every page's blocks into their places, one block template at a time (in the order of first use)."""
-        kinds = list(dict.fromkeys(kind for body in bodies for _, kind, _ in body.blocks))
-        for kind in kinds:
-            for env, parts in ((self.html, "html"), (self.md, "md")):
-                for n, body in enumerate(bodies):
-                    if out[n] is not None or not any(k == kind for _, k, _ in body.blocks):
+        by_kind: dict[str, list] = {}  # kind -> (page, place, block) for every block of that kind
+        for n, body in enumerate(bodies):
+            for at, kind, block in body.blocks:
+                by_kind.setdefault(kind, []).append((n, at, block))
+        for kind, placed in by_kind.items():
+            for env, ext in ((self.html, "html"), (self.md, "md")):
+                for n, at, block in placed:
+                    if out[n] is not None:
                         continue
-                    slug = items[n][0].slug
                     try:
-                        template = env.get_template(f"_{kind}.{parts}")
-                        place = getattr(body, parts)
-                        for at, k, block in body.blocks:
-                            if k == kind:
-                                place[at] = template.render(block=block, slug=slug)
+                        text = env.get_template(f"_{kind}.{ext}").render(block=block, slug=items[n][0].slug)
                     except jinja2.TemplateError as exc:  # the theme, or a site's own template over it
                         out[n] = theme_problem(exc)
+                        continue
+                    (bodies[n].html if ext == "html" else bodies[n].md)[at] = text
 
     def _render_all(self, env: PageEnvironment, name: str, pages: list[dict | None], out: list) -> list[str | None]:
         """Template `name` rendered for each page still without a problem (None for the others)."""
@@ -355,7 +355,7 @@ class Renderer:
             "faq": faq,
             "inputs": ctx.inputs,
             "sources": art.sources,
-            "charts": [{"id": f"{art.slug}-{block.id}", "figure": block.figure} for _, block in body.charts],
+            "charts": [{"id": f"{art.slug}-{block.id}", "figure": block.figure} for block in body.charts],
             "prices_checked": ctx.prices_checked,
             "prices_verb": self._prices_verb(ctx),
             "published": published,

@@ -357,17 +357,16 @@ def _finish(prepared: list[_Prepared]) -> list[tuple[PageInfo | None, list[str]]
     pages' HTML and Markdown, their figures entries, their CSV files, their
     charts' SVG, then each page's files stored and its PageInfo.
     """
-    renderer, articles = JOB["renderer"], JOB["articles"]
-    done = renderer.render_articles([(articles[ready.i], ready.ctx, ready.prose) for ready in prepared])
+    arts = [JOB["articles"][ready.i] for ready in prepared]
+    done = JOB["renderer"].render_articles([(art, r.ctx, r.prose) for art, r in zip(arts, prepared, strict=True)])
     ok = [n for n, page in enumerate(done) if not isinstance(page, RenderProblem)]
     chunks: dict[int, bytes] = {}
     for n in ok:
-        art, ctx = articles[prepared[n].i], prepared[n].ctx
+        art, ctx = arts[n], prepared[n].ctx
         chunks[n] = b"".join(figures_entry(art.slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)))
     files: dict[int, list] = {}
     for n in ok:
-        art, page, blocks = articles[prepared[n].i], done[n], prepared[n].ctx.blocks
-        slug = art.slug
+        slug, page, blocks = arts[n].slug, done[n], prepared[n].ctx.blocks
         files[n] = out = [
             (f"{slug}/index.html", page.html),
             (f"{slug}/index.md", page.markdown),
@@ -376,14 +375,14 @@ def _finish(prepared: list[_Prepared]) -> list[tuple[PageInfo | None, list[str]]
         for table in [*blocks.tables.values(), *(c.table for c in blocks.charts.values())]:
             out.append((f"{slug}/{table.id}.csv", table_csv(table)))
     for n in ok:
-        slug, blocks = articles[prepared[n].i].slug, prepared[n].ctx.blocks
-        for chart in blocks.charts.values():
+        slug = arts[n].slug
+        for chart in prepared[n].ctx.blocks.charts.values():
             svg_text = svg.render(chart.figure, f"{slug}-{chart.id}-svg", chart.title)
             files[n].append((f"{slug}/{chart.id}.svg", svg_text.encode("utf-8")))
     sink = JOB.get("sink")
     stored: dict[int, tuple[list, tuple[int, int] | None]] = {}
     for n in ok:  # write here, in the worker; the main process only records the outcome
-        stored[n] = sink.store_page(articles[prepared[n].i].slug, files[n]) if sink is not None else (files[n], None)
+        stored[n] = sink.store_page(arts[n].slug, files[n]) if sink is not None else (files[n], None)
     return [
         (None, [str(done[n])]) if n not in stored else (_page_info(ready, chunks[n], *stored[n]), [])
         for n, ready in enumerate(prepared)
