@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import itertools
 import multiprocessing as mp
 import os
@@ -41,7 +42,7 @@ class Result:
     warnings: list[str]
     workers: int = 1
     rendered: int = 0  # articles rendered this time (the rest kept their files)
-    cache: pagecache.Spool | None = None  # the page cache for the site just built, to commit once it is published
+    cache: pagecache.Next | None = None  # the page cache for the site just built, to commit once it is published
     parts: dict | None = None  # figures part -> [key, size], for the page cache (pagecache.part_key)
     written: int = 0  # pages at least one of whose files a Publisher wrote (the rest were as published)
     parsed: ParseCache | None = None  # the YAML files this build parsed, to save once the site is published
@@ -256,10 +257,10 @@ def render_site(
         pool = stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None
         if (pool is not None or lister) and sink is not None:
             sink.start_flushing()  # after the forks: a thread is not copied into the workers
-        # page-cache entries go to a file as pages come back (saved ones as dicts, new ones as a worker's JSON)
-        spool = pagecache.Spool(cache) if cache is not None and sink is not None else None
-        if spool is not None:  # a build that fails leaves no partial cache file
-            stack.push(lambda kind, _exc, _tb: kind is not None and spool.discard())
+        # the next page cache, made as pages are taken (a kept page's entry as the last cache holds it)
+        nextcache = pagecache.Next(cache) if cache is not None and sink is not None else None
+        if nextcache is not None:  # a build that fails leaves no cache file
+            stack.push(lambda kind, _exc, _tb: kind is not None and nextcache.discard())
         if pool is not None and tasks.JOB["untouched"] and reuse and fingerprints is not None:
             # the pages' fingerprints, made by a worker while this process reads the page cache (tasks.in_order)
             tasks.JOB["fingerprinted"] = pool.submit(_fingerprint_tasks(len(articles), len(pool)), 1)
@@ -271,10 +272,10 @@ def render_site(
         if pool is not None and not lister:
             _let_rows_go(listings)
         # read while the listing renders
-        saved, saved_parts, verified, members = (
-            pagecache.load_members(cache, sink.page_cache_digest if sink is not None else None)
+        last, verified = (
+            pagecache.read(cache, sink.page_cache_digest if sink is not None else None)
             if cache is not None and reuse
-            else ({}, {}, False, {})
+            else (pagecache.Cache(), False)
         )
         tasks.JOB["verified"] = verified
         # the search index needs only titles and descriptions: Pagefind indexes them while pages render
@@ -288,13 +289,11 @@ def render_site(
             if kept_index is None:
                 index.start()
         tick = progress(len(articles), workers) if progress and articles else None
-        pages_to_take = [(i, saved.get(art.slug)) for i, art in enumerate(articles)]
-        del saved  # the entries live in pages_to_take until taken, then in the spool's file
         rendered, cached, written = _take_pages(
-            tasks.in_order(pages_to_take, pool, tick), articles, files, spool, problems, verified, members
+            tasks.in_order(last, pool, tick), articles, files, nextcache, problems, verified, last
         )
-        del members
-        del pages_to_take  # the loaded page cache (about 100 MB at 100,000 pages): not needed past this point
+        saved_parts = last.parts
+        del last  # the last page cache's columns: not needed past this point
         order = [i for i in range(len(articles)) if i in rendered or i in cached]
         pages = [rendered.get(i) or cached[i] for i in order]
         if problems:
@@ -341,60 +340,45 @@ def render_site(
         else:
             marker = guard.manifest_pieces(files.paths())
             files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
-    return Result(catalog, pages, files, found, workers, len(rendered), spool, part_keys, written, parsed, rows)
+    return Result(catalog, pages, files, found, workers, len(rendered), nextcache, part_keys, written, parsed, rows)
 
 
 def _take_pages(
     results: Iterator,
     articles: list[Article],
     files,
-    spool: pagecache.Spool | None,
+    nextcache: pagecache.Next | None,
     problems: list[str],
-    verified: bool = False,
-    members: dict[str, bytes] | None = None,
+    verified: bool,
+    last: pagecache.Cache,
 ) -> tuple[dict[int, tasks.PageInfo], dict[int, tasks.PageInfo], int]:
     """Take each page's result as tasks.in_order gives it: record its files (a kept page's as they are, a
-    rendered page's as its worker stored them or as bytes), add its page-cache entry to the spool, and note
+    rendered page's as its worker stored them or as bytes), add its entry to the next page cache, and note
     its problems. Returns the rendered pages and the kept ones by article index, and how many pages had a
-    file written. `verified`: the page cache is the one the last build wrote (its paths are not checked
-    again); `members`: kept pages' entries as that cache holds them (pagecache.load_members)."""
+    file written. `verified`: the last page cache, `last`, is the one the last build wrote (its paths are
+    not checked again)."""
     sink = files if isinstance(files, Publisher) else None
     rendered: dict[int, tasks.PageInfo] = {}
     cached: dict[int, tasks.PageInfo] = {}
     shared: dict[tuple, list] = {}  # lists that pages repeat, one of each (tasks.PageInfo.unpacked)
     written = 0
-    # kept pages' files and page-cache entries not yet recorded: recorded together, in order
-    kept: list[tuple[str, list[str]]] = []
-    spooled: list[tuple[str, dict | bytes]] = []
-    days: dict[tuple, list] = {}  # a family's pages share a few lists of dates: each parsed once
-    Kept, PageInfo = tasks.Kept, tasks.PageInfo
-    for (i, entry), (packed, found) in results:
+    kept: list[tuple[int, int, bytes | None]] = []  # pages a worker kept, not yet recorded: recorded together
+    days: dict[tuple, list] = {}  # a family's pages share a few tuples of days: each parsed once
+    KeptRun, Kept, PageInfo = tasks.KeptRun, tasks.Kept, tasks.PageInfo
+    for item in results:
+        if type(item) is KeptRun:  # taken now, while the workers render the pages that changed
+            _take_kept(item.pages, articles, last, cached, days, files, nextcache, verified)
+            continue
+        (i, _entry), (packed, found) = item
         if found:
             problems.extend(p for p in found if p not in problems)
         if type(packed) is Kept:
-            art = articles[i]
-            slug = art.slug
-            checked = tuple(entry["prices_checked"])
-            known = days.get(checked)
-            if known is None:
-                known = days[checked] = pagecache.dates(entry)
-            cached[i] = PageInfo(
-                art,
-                known[:],
-                packed.figures,  # None: read again from its file at the end
-                entry["has_charts"],
-                [],
-                entry["providers"],
-                entry["unsourced"],
-                entry["fingerprint"],
-            )
-            kept.append((slug, pagecache.kept_files(slug, entry)))
-            spooled.append((slug, members.get(slug, entry) if members else entry))
+            kept.append((i, last.index[articles[i].slug], packed.figures))
         elif packed is not None:
             if kept:
-                _record_kept(files, spool, kept, spooled, verified)
-                kept, spooled = [], []
-            info = rendered[i] = tasks.PageInfo.unpacked(articles[i], packed, shared)
+                _take_kept(kept, articles, last, cached, days, files, nextcache, verified)
+                kept = []
+            info = rendered[i] = PageInfo.unpacked(articles[i], packed, shared)
             if sink is not None:
                 written += sink.record_page(info.article.slug, info.files)
                 if info.folder is not None:
@@ -402,18 +386,43 @@ def _take_pages(
             else:
                 for rel, data in info.files:
                     files.add(rel, data)
-            if info.cache is not None and spool is not None:
-                spool.add(info.article.slug, info.cache)
-            info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the spool
-    _record_kept(files, spool, kept, spooled, verified)
+            if info.cache is not None and nextcache is not None:
+                nextcache.add(info, info.cache)
+            info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the next cache
+    if kept:
+        _take_kept(kept, articles, last, cached, days, files, nextcache, verified)
     return rendered, cached, written
 
 
-def _record_kept(files, spool: pagecache.Spool | None, kept: list, spooled: list, verified: bool) -> None:
-    """Record kept pages' files and add their page-cache entries to the spool, all at once."""
-    files.keep_pages(kept, verified)
-    if spool is not None:
-        spool.add_all(spooled)
+def _take_kept(
+    kept: list[tuple[int, int, bytes | None]],
+    articles: list[Article],
+    last: pagecache.Cache,
+    cached: dict[int, tasks.PageInfo],
+    days: dict[tuple, list],
+    files,
+    nextcache: pagecache.Next | None,
+    verified: bool,
+) -> None:
+    """Kept pages, each (article index, its entry in `last`, its figures entry or None): their PageInfos
+    from the last cache's columns, their files recorded and their entries carried over, all at once."""
+    PageInfo, fromisoformat = tasks.PageInfo, dt.date.fromisoformat
+    slugs, fingerprints, names, checked = last.slugs, last.fingerprints, last.files, last.checked
+    charts, providers, unsourced = last.charts, last.providers, last.unsourced
+    pages = []
+    for i, k, figures in kept:
+        on = checked[k]
+        known = days.get(on)
+        if known is None:
+            known = days[on] = [fromisoformat(d) for d in on]
+        cached[i] = PageInfo(
+            articles[i], known, figures, charts[k] == 1, [], providers[k], unsourced[k], fingerprints[k]
+        )
+        slug = slugs[k]
+        pages.append((slug, list(map(f"{slug}/".__add__, names[k]))))
+    files.keep_pages(pages, verified)
+    if nextcache is not None:
+        nextcache.keep(last, [k for _, k, _ in kept])
 
 
 def _record_listings(listings, listed: list[tasks.ListingOut], files: Files | Publisher) -> dict[str, tuple]:

@@ -5,12 +5,18 @@ article record and parameters (which carry the neighbours it lists), the
 model, method, memory and GPU records, every snapshot of its provider (the
 price-history chart reads them all), the site settings, and the templates and
 code. Their digest is the page's fingerprint (generator/fingerprints.py).
-`.site.page-cache` beside the
-output folder maps each page to its fingerprint, what the site-wide files need
-from it, and the size of each file it wrote. A page whose fingerprint matches
-and whose files are all still there is not rendered again: its files are kept
-as they are. Hand-written articles are few and depend on more, so they always
-render.
+`.site.page-cache` beside the output folder holds, for each page, its
+fingerprint, what the site-wide files need from it, and the names and sizes
+of the files it wrote. A page whose fingerprint matches and whose files are
+all still there is not rendered again: its files are kept as they are.
+Hand-written articles are few and depend on more, so they always render.
+
+The file is marshal data behind a header line that names its format and the
+sha256 of what follows (as the row and listing caches are): one list per
+field, entry k of each being page k's, so a price refresh that keeps 9,922
+of 10,000 pages reads the file in one call and carries the kept entries over
+a column at a time, with no parsing or encoding per page (the JSON file,
+a line per page, took a third of a price refresh's main process).
 
 The cache also keys each figures part (figures/<listing>-<n>.json) by the
 fingerprints of the pages it holds and the digest of its listing's entry: a
@@ -20,68 +26,135 @@ page.
 
 from __future__ import annotations
 
+import array
 import codecs
 import contextlib
 import datetime as dt
 import hashlib
+import itertools
 import json
+import marshal
 import os
 import re
+import sys
 from pathlib import Path
 
-from generator.escape import json_encoder
 from generator.fingerprints import digest_of
-from generator.write import read_file
+from generator.nextfile import header
+from generator.write import SAFE_REL, read_file
 
-VERSION = 2  # 2: an entry's files are named within the page's folder (1: by their path in the site)
+VERSION = 3  # 3: marshal columns behind a header (2: JSON, a line per page)
+HEAD = f"costpress page cache {VERSION} python {sys.version_info[0]}.{sys.version_info[1]} marshal {marshal.version}"
+# The columns, each a list with an entry per page but `charts` (a byte per page) and `sizes` (every page's
+# file sizes in turn, as signed 64-bit integers in this machine's byte order: array("q"))
+COLUMNS = ("slugs", "fingerprints", "files", "checked", "providers", "unsourced")
 
 
 def cache_path(out: Path) -> Path:
     return out.parent / f".{out.name}.page-cache"
 
 
-def load(out: Path, digest: str | None = None) -> tuple[dict, dict, bool]:
-    """(pages, parts, verified) the cache beside `out` holds; empty where it is missing or damaged.
+class Cache:
+    """The page cache a build wrote, as read: page k is `slugs[k]`, its fingerprint `fingerprints[k]`, its
+    files' names within its folder `files[k]` (a tuple) and their sizes `sizes[offsets[k]:offsets[k + 1]]`,
+    the days its prices were checked `checked[k]` (ISO dates), whether it has charts `charts[k]`, its
+    providers and its unsourced inputs (tuples). Equal tuples are one object: marshal writes them once."""
 
-    `parts` maps each figures part the last build wrote (figures/<listing>-<n>.json)
-    to [its key, its size]: see `part_key`. `verified` is True when the file's
-    sha256 is `digest`, the one the build that wrote it recorded (Spool.digest):
-    every entry in it is then one a build made, with paths it checked.
+    def __init__(self, body: dict | None = None, digest: str | None = None) -> None:
+        body = body or {}
+        for name in COLUMNS:
+            setattr(self, name, body.get(name, []))
+        self.charts: bytes = body.get("charts", b"")
+        self.sizes = array.array("q")
+        self.sizes.frombytes(body.get("sizes", b""))
+        self.parts: dict = body.get("parts", {})  # figures part -> [key, size] (see part_key)
+        self.digest = digest  # the sha256 in the header: what the build state records (Next.digest)
+        self.index = dict(zip(self.slugs, range(len(self.slugs)), strict=True))  # slug -> k
+        self._offsets: list[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.slugs)
+
+    def offsets(self) -> list[int]:
+        """Where each page's sizes start in `sizes`, and the end of the last."""
+        if self._offsets is None:
+            self._offsets = list(itertools.accumulate(map(len, self.files), initial=0))
+        return self._offsets
+
+    def entry(self, k: int) -> dict:
+        """Page k's entry as a dict (see `reusable`): the form a worker checks against the output folder."""
+        start = self.offsets()[k]
+        names = self.files[k]
+        return {
+            "fingerprint": self.fingerprints[k],
+            "prices_checked": list(self.checked[k]),
+            "has_charts": bool(self.charts[k]),
+            "providers": list(self.providers[k]),
+            "unsourced": list(self.unsourced[k]),
+            "files": dict(zip(names, self.sizes[start : start + len(names)], strict=True)),
+        }
+
+    def pages(self) -> dict[str, dict]:
+        """Every page's entry, by slug."""
+        return {slug: self.entry(k) for slug, k in self.index.items()}
+
+
+def read(out: Path, digest: str | None = None) -> tuple[Cache, bool]:
+    """The cache beside `out` and whether it is `verified`; an empty one where it is missing, damaged or of
+    another format.
+
+    `verified` is True when the sha256 in its header is `digest`, the one the
+    build that wrote it recorded (Next.digest): every entry in it is then one
+    that build made, with paths it checked. Whatever the digest, the file is
+    used only when what follows its header has the sha256 the header gives.
     """
-    return load_members(out, digest)[:3]
-
-
-def load_members(out: Path, digest: str | None = None) -> tuple[dict, dict, bool, dict]:
-    """`load`, and each page's entry as the file holds it (its JSON member, by slug), where the file has
-    one member per line as Spool writes them: a kept page's entry goes to the next cache as it is.
-
-    The members are views of the one read of the file, not copies: splitting it into lines and cutting
-    each line's comma made two more copies of it (12 MB at 10,000 pages, a few thousand page faults)."""
     try:
-        raw = read_file(os.fspath(cache_path(out)))
-        data = json.loads(raw)
-    except (OSError, ValueError):
-        return {}, {}, False, {}
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("pages"), dict):
-        return {}, {}, False, {}
-    parts = data.get("parts")
-    pages = data["pages"]
-    verified = digest is not None and hashlib.sha256(raw).hexdigest() == digest
-    return pages, parts if isinstance(parts, dict) else {}, verified, _members(raw, pages)
+        data = read_file(os.fspath(cache_path(out)))
+    except OSError:
+        return Cache(), False
+    prefix = f"{HEAD} ".encode()
+    cut = data.find(b"\n", 0, len(prefix) + 65)
+    if not data.startswith(prefix) or cut != len(prefix) + 64:
+        return Cache(), False
+    found = data[len(prefix) : cut].decode("ascii")
+    body = memoryview(data)[cut + 1 :]
+    if hashlib.sha256(body).hexdigest() != found:
+        return Cache(), False
+    try:
+        loaded = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return Cache(), False
+    if not _whole(loaded):
+        return Cache(), False
+    return Cache(loaded, found), digest is not None and found == digest
 
 
-def _members(raw: bytes, pages: dict) -> dict[str, memoryview]:
-    """Each page's line of the file, by slug, less the comma that joins it to the next; empty unless the
-    file has a line per page between its first and last (JSON text has no line break inside a string)."""
-    if not raw.startswith(PAGES_HEAD + b"\n") or raw.count(b"\n") != len(pages) + 1:
-        return {}
-    view, find, members = memoryview(raw), raw.find, {}
-    start, last = len(PAGES_HEAD) + 1, len(pages) - 1
-    for n, slug in enumerate(pages):
-        end = find(b"\n", start)
-        members[slug] = view[start : end if n == last else end - 1]
-        start = end + 1
-    return members
+def _whole(body) -> bool:
+    """Whether a loaded body has every column, each with an entry per page of the type it holds (tested a
+    column at a time: a file of another build's making must not stop this one)."""
+    if not isinstance(body, dict) or body.get("version") != VERSION or not isinstance(body.get("parts"), dict):
+        return False
+    columns = [body.get(name) for name in COLUMNS]
+    if not all(type(c) is list for c in columns) or type(body.get("charts")) is not bytes:
+        return False
+    count = len(columns[0])
+    if any(len(c) != count for c in columns) or len(body["charts"]) != count or not set(body["charts"]) <= {0, 1}:
+        return False
+    slugs, fingerprints, *tuples = columns
+    if not set(map(type, slugs)) | set(map(type, fingerprints)) <= {str}:
+        return False
+    for column in tuples:  # files, checked, providers, unsourced: tuples of strings
+        if not set(map(type, column)) <= {tuple} or not set(map(type, itertools.chain.from_iterable(column))) <= {str}:
+            return False
+    sizes = body.get("sizes")
+    return type(sizes) is bytes and len(sizes) == 8 * sum(map(len, body["files"]))
+
+
+def load(out: Path, digest: str | None = None) -> tuple[dict, dict, bool]:
+    """(pages, parts, verified): every page's entry by slug (see Cache.entry), each figures part's [key,
+    size], and whether the cache is the one the last build recorded (see `read`)."""
+    cache, verified = read(out, digest)
+    return cache.pages(), cache.parts, verified
 
 
 def part_key(entries: list[tuple[str, str]]) -> str:
@@ -115,10 +188,12 @@ def reusable(
     """A cached page can stand when its fingerprint matches and each of its files is still there.
 
     With `untouched` (the output folder is as the build that wrote the cache
-    left it: Publisher.trusted) its files are known to be there, with the
-    sizes recorded, and are not looked at. With `verified` too (the cache
-    file holds the bytes that build wrote: see `load`) the entry is one a
-    build made, and its fields are not checked again.
+    left it: Publisher.trusted) and `verified` (the cache file is the one
+    that build wrote: see `read`) the entry is one that build made, its
+    files are known to be there with the sizes recorded, and nothing is
+    looked at. Otherwise its fields are checked, and each file's size on
+    disk (a cache of another build's making may name files that are not
+    there, or not in the page's folder).
     """
     if not isinstance(entry, dict) or entry.get("fingerprint") != fingerprint:
         return False
@@ -130,19 +205,17 @@ def reusable(
         dates(entry)
     except (TypeError, ValueError):
         return False
-    if untouched:
-        return True
     base = f"{os.fspath(out)}/{slug}"
     for name, size in entry["files"].items():
+        if not isinstance(name, str) or "/" in name or name in (".", "..") or not SAFE_REL.match(name):
+            return False
         try:
-            if "/" in name or os.stat(f"{base}/{name}").st_size != size:
+            if os.stat(f"{base}/{name}").st_size != size:
                 return False
         except OSError:
             return False
     return True
 
-
-PAGES_HEAD = b'{"pages": {'  # the page cache's first line; then a line per page (Spool)
 
 # What a figures.json holds around its article entries (figures_json.figures_doc writes it, figures_of reads it).
 FIGURES_HEAD, FIGURES_TAIL = b'{"articles": {\n', b"\n}}\n"
@@ -254,114 +327,110 @@ def is_utf8(data: bytes) -> bool:
     return True
 
 
-def entry(fingerprint: str, info, sizes: dict[str, int]) -> dict:
-    """A page's entry; `sizes` names its files within the page's folder (the slug).
-
-    Named by their whole path, the 60,000 file names of a 10,000-page cache
-    were all different, and reading them was two thirds of reading the file
-    (0.042 of 0.061 s); named within the folder they are the same six names,
-    which the JSON reader makes once.
-    """
-    return {
-        "fingerprint": fingerprint,
-        "prices_checked": [d.isoformat() for d in info.prices_checked],
-        "has_charts": info.has_charts,
-        "providers": info.providers,
-        "unsourced": info.unsourced,
-        "files": sizes,
-    }
+def kept_files(slug: str, names) -> list[str]:
+    """A kept page's files by their path in the site, from their names within its folder."""
+    return list(map(f"{slug}/".__add__, names))
 
 
-def member_json(slug: str, fingerprint: str, info, sizes: dict[str, int]) -> bytes | None:
-    """`"slug": entry` as `save` writes it, UTF-8: workers encode their pages' members in parallel. `sizes`
-    names the files by their path in the site; None (no entry: the page renders next time) when one is not
-    directly in the page's folder."""
+def entry_files(slug: str, sizes: dict[str, int]) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """A rendered page's files for its entry, from their sizes by path in the site: their names within the
+    page's folder, and their sizes. None (no entry: the page renders next time) when one is not directly in
+    the page's folder."""
     start = len(slug) + 1
     if any(not rel.startswith(f"{slug}/") or "/" in rel[start:] for rel in sizes):
         return None
-    names = {rel[start:]: size for rel, size in sizes.items()}
-    return f"{_encode(slug)}: {_encode(entry(fingerprint, info, names))}".encode()
-
-
-def kept_files(slug: str, entry: dict) -> list[str]:
-    """A kept page's files by their path in the site, from its entry's names within its folder."""
-    return list(map(f"{slug}/".__add__, entry["files"]))
-
-
-# json.dumps(value, sort_keys=True, ensure_ascii=False) from one C encoder made once
-# (JSONEncoder.encode makes a new one on every call: 10,000 calls a large build)
-_encode = json_encoder()
+    return tuple(rel[start:] for rel in sizes), tuple(sizes.values())
 
 
 def dates(entry: dict) -> list[dt.date]:
     return [dt.date.fromisoformat(d) for d in entry["prices_checked"]]
 
 
-class Spool:
-    """The page cache for the site being built, written entry by entry as pages come back.
+class Next:
+    """The page cache for the site being built, a column at a time as pages are taken: a kept page's entry
+    as the last cache held it, a rendered page's from its PageInfo and its files. `commit` writes it, with
+    the figures parts, once the site is published; `discard` drops it.
 
-    Entries go to a file beside the cache in the order pages come back (the
-    article order, so the same for any number of workers); `commit` adds the
-    figures parts and puts the file in place once the site is published,
-    `discard` removes it. Holding every entry until the end cost a
-    100,000-page build's main process 70 MB. Best effort, like the cache:
-    a file that cannot be written leaves no cache, and the next build
-    renders every page.
+    Entries follow the order pages are taken in (the article order, or in an untouched folder the kept
+    pages first: see tasks.in_order), so the file is the same for any number of workers. Best effort,
+    like the cache: a file that cannot be written leaves no cache, and the next build renders every page.
     """
 
     def __init__(self, out: Path) -> None:
         self.path = cache_path(out)
         self.tmp = self.path.with_name(self.path.name + ".tmp")
-        self.count = 0
-        self._hash = hashlib.sha256(PAGES_HEAD)
-        self.digest: str | None = None  # the file's sha256, once committed (for the build state: see load)
-        try:
-            self.fh = open(self.tmp, "wb", buffering=1 << 20)  # noqa: SIM115 (open until commit or discard)
-            self.fh.write(PAGES_HEAD)
-        except OSError:
-            self.fh = None
+        self.columns: dict[str, list] = {name: [] for name in COLUMNS}
+        self.charts = bytearray()
+        self.sizes = array.array("q")
+        self.digest: str | None = None  # the sha256 in the header, once committed (for the build state: see read)
+        self._shared: dict[tuple, tuple] = {}  # a tuple of names, providers or inputs -> the one of that value
+        self._iso: dict[tuple, tuple] = {}  # a page's days -> the same as ISO dates, one tuple each
 
-    def add(self, slug: str, entry: dict | bytes | memoryview) -> None:
-        """One page's entry: a saved entry as a dict, or its member JSON (one a worker made: member_json,
-        or as the last cache held it: load_members), each on a line of its own."""
-        self.add_all([(slug, entry)])
+    def __len__(self) -> int:
+        return len(self.columns["slugs"])
 
-    def add_all(self, entries: list[tuple[str, dict | bytes | memoryview]]) -> None:
-        """`add` for each (slug, entry) in turn, in one write (the 9,922 entries a price refresh keeps)."""
-        if self.fh is None or not entries:
-            return
-        members = [  # a dict, or bytes (or a view of them) as they go in the file
-            f"{_encode(slug)}: {_encode(entry)}".encode() if type(entry) is dict else entry for slug, entry in entries
-        ]
-        data = (b",\n" if self.count else b"\n") + b",\n".join(members)
-        self._hash.update(data)
-        try:
-            self.fh.write(data)
-        except OSError:
-            self.discard()
-        self.count += len(entries)
+    def keep(self, cache: Cache, ks: list[int]) -> None:
+        """Kept pages' entries, entries `ks` of `cache` in turn, each as it is there: a column at a time."""
+        for name in COLUMNS:
+            self.columns[name].extend(map(getattr(cache, name).__getitem__, ks))
+        self.charts.extend(map(cache.charts.__getitem__, ks))
+        offsets, sizes, start, stop = cache.offsets(), cache.sizes, None, None
+        for k in ks:  # their sizes, a run of consecutive entries at a time
+            if k != stop:
+                if start is not None:
+                    self.sizes.extend(sizes[offsets[start] : offsets[stop]])
+                start = k
+            stop = k + 1
+        if start is not None:
+            self.sizes.extend(sizes[offsets[start] : offsets[stop]])
+
+    def add(self, info, files: tuple[tuple[str, ...], tuple[int, ...]]) -> None:
+        """A rendered page's entry: its fingerprint, price days, charts, providers and unsourced inputs from
+        its PageInfo, and its files' names within its folder and their sizes (entry_files)."""
+        names, sizes = files
+        one = self._shared.setdefault
+        columns = self.columns
+        columns["slugs"].append(info.article.slug)
+        columns["fingerprints"].append(info.fingerprint)
+        columns["files"].append(one(names, names))
+        days = tuple(info.prices_checked)
+        iso = self._iso.get(days)
+        if iso is None:
+            iso = tuple(d.isoformat() for d in days)
+            iso = self._iso[days] = one(iso, iso)
+        columns["checked"].append(iso)
+        providers, unsourced = tuple(info.providers), tuple(info.unsourced)
+        columns["providers"].append(one(providers, providers))
+        columns["unsourced"].append(one(unsourced, unsourced))
+        self.charts.append(1 if info.has_charts else 0)
+        self.sizes.extend(sizes)
 
     def commit(self, parts: dict[str, list] | None = None) -> None:
-        """Finish the file and put it in place of the cache."""
-        if self.fh is None:
+        """Write the file, with each figures part's [key, size], and put it in place of the cache."""
+        if self.columns is None:
             return
-        tail = b'\n}, "parts": ' + _encode(parts or {}).encode() + b', "version": ' + str(VERSION).encode() + b"}"
-        self._hash.update(tail)
+        body = {
+            "version": VERSION,
+            **self.columns,
+            "charts": bytes(self.charts),
+            "sizes": self.sizes.tobytes(),
+            "parts": parts or {},
+        }
+        self.columns = None
+        data = marshal.dumps(body)
+        digest = hashlib.sha256(data).hexdigest()
         try:
-            self.fh.write(tail)
-            self.fh.close()
-            self.fh = None
+            with open(self.tmp, "wb") as fh:
+                fh.write(header(HEAD, digest))
+                fh.write(data)
             os.replace(self.tmp, self.path)
         except OSError:
             self.discard()
             return
-        self.digest = self._hash.hexdigest()
+        self.digest = digest
 
     def discard(self) -> None:
-        if self.fh is not None:
-            with contextlib.suppress(OSError):
-                self.fh.close()
-            self.fh = None
+        self.columns = None
         with contextlib.suppress(OSError):
             self.tmp.unlink()
 

@@ -42,7 +42,7 @@ class PageInfo:
     providers: list[str]
     unsourced: list[str]  # inputs shown without a source
     fingerprint: str | None = None  # for the page cache (family pages, when building into a folder)
-    cache: bytes | None = None  # the page's page-cache member, "slug": {entry}, as UTF-8 JSON (made by the worker)
+    cache: tuple | None = None  # its files' names within its folder and their sizes, for the page cache (entry_files)
     folder: tuple[int, int] | None = None  # its staged folder's inode and mtime, when the worker wrote every file
     answer: dict | None = None  # the figure a written article opens with, for the home page
 
@@ -414,7 +414,7 @@ def _page_info(ready: _Prepared, chunk: bytes, out: list, folder: tuple[int, int
     )
     if info.fingerprint is not None:  # the page-cache entry, encoded here rather than in the main process
         sizes = {rel: size for rel, size, _ in out} if sink is not None else {rel: len(data) for rel, data in out}
-        info.cache = pagecache.member_json(art.slug, info.fingerprint, info, sizes)
+        info.cache = pagecache.entry_files(art.slug, sizes)
     return info
 
 
@@ -446,12 +446,20 @@ def _pool_results(pool: Workers, numbers: list[int], progress: Callable[[int], N
 
 
 # Kept pages taken between two looks for the workers' results (see in_order)
-POLL_EVERY = 256
+POLL_EVERY = 1024
 
 
-def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
-    """(task, result) for every page: in order, except that in an output folder the last build left
-    untouched the kept pages come first.
+class KeptRun(NamedTuple):
+    """Pages in an untouched folder that keep their files, each as (article index, its entry in the last
+    page cache, its figures entry when the main process needs it: Kept.figures), taken together
+    (build._take_pages), not one by one."""
+
+    pages: list[tuple[int, int, bytes | None]]
+
+
+def in_order(last: pagecache.Cache, pool: Workers | None, progress: Callable[[int], None] | None) -> Iterator:
+    """Every page's result, in order, as ((article index, its entry in `last` as a dict or None), result),
+    except that in an output folder the last build left untouched the kept pages come first, as KeptRuns.
 
     There, keeping a page needs only its fingerprint: the pages that keep are
     found here, without a round trip to a worker (at 10,000 pages the round
@@ -463,29 +471,52 @@ def in_order(tasks: list[tuple], pool: Workers | None, progress: Callable[[int],
     (Sending the pages to render in batches as they were found, to render while this process
     fingerprints, was no faster: on two cores the listing's worker and this process keep both busy.)
     """
-    sent, rest = tasks, tasks
-    early: dict[int, tuple] = {}  # article index -> (task, Kept), in article order
-    if pool is not None and JOB.get("untouched"):
-        made = JOB.get("fingerprinted")  # the chunks of PageFingerprints tasks, in article order, when sent
-        fps = [fp for number in made for fp in pool.results(number)[0][0]] if made is not None else None
-        keep = page_keeper()
+    articles = JOB["articles"]
+    ks = list(map(last.index.get, [art.slug for art in articles]))  # each page's entry in the last cache, if any
+    if pool is None or not JOB.get("untouched"):
+        tasks = [(i, last.entry(k) if k is not None else None) for i, k in enumerate(ks)]
+        results = page_results(tasks, pool, progress)
         for task in tasks:
-            i, entry = task
-            if entry is None:
-                continue
-            kept = keep(i, entry, fps[i] if fps is not None else _UNKNOWN)
-            if kept is not None:
-                early[i] = (task, kept)
-        if progress and early:
-            progress(len(early))
-        rest = [task for task in tasks if task[0] not in early]
-        sent = [(i, None) for i, _ in rest]  # without their entry: a worker renders them, not checking again
-    results = page_results(sent, pool, progress)
-    for taken, (task, kept) in enumerate(early.values(), 1):
-        yield task, (kept, [])
-        if taken % POLL_EVERY == 0:
-            pool.poll()
+            yield task, next(results)
+        if next(results, None) is not None:
+            raise BuildError("a worker returned more pages than it was given")
+        return
+    made = JOB.get("fingerprinted")  # the chunks of PageFingerprints tasks, in article order, when sent
+    fps = [fp for number in made for fp in pool.results(number)[0][0]] if made is not None else None
+    early = _kept_early(last, ks, fps)
+    if progress and early:
+        progress(len(early))
+    kept = {i for i, _, _ in early}
+    rest = [(i, None) for i in range(len(articles)) if i not in kept]  # a worker renders them, not checking again
+    results = page_results(rest, pool, progress)
+    for start in range(0, len(early), POLL_EVERY):
+        yield KeptRun(early[start : start + POLL_EVERY])
+        pool.poll()
     for task in rest:
         yield task, next(results)
     if next(results, None) is not None:
         raise BuildError("a worker returned more pages than it was given")
+
+
+def _kept_early(last: pagecache.Cache, ks: list[int | None], fps: list[str | None] | None) -> list[tuple]:
+    """The pages that keep their files in an untouched folder, as KeptRun.pages has them, in order.
+
+    With the page cache the last build recorded (`verified`), a family page
+    keeps when its fingerprint is its entry's: no entry is made as a dict.
+    Any other page is asked of page_keeper."""
+    articles, family_files = JOB["articles"], JOB.get("family_files", ())
+    if fps is None:  # keep() makes them
+        fps = [_UNKNOWN] * len(ks)
+    keep, saved = page_keeper(), last.fingerprints
+    verified = JOB.get("verified", False)
+    early = []
+    for i, (k, fp) in enumerate(zip(ks, fps, strict=True)):
+        if k is None:
+            continue
+        if verified and fp and fp == saved[k] and articles[i].file in family_files:
+            early.append((i, k, None))
+            continue
+        kept = keep(i, last.entry(k), fp)  # (which notes a fingerprint it made in JOB["known"])
+        if kept is not None:
+            early.append((i, k, kept.figures))
+    return early

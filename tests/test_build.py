@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, replace, run_cli
@@ -19,6 +18,22 @@ from generator.write import compare
 
 def _tree(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _rewrite_page_cache(out, change) -> None:
+    """Rewrite the page cache beside `out` as costpress would have written it (a whole file, with its
+    header's digest), after `change(body)`: a cache of another build's making, not the one recorded."""
+    import hashlib
+    import marshal
+
+    from generator import pagecache
+    from generator.nextfile import header
+
+    path = pagecache.cache_path(out)
+    body = marshal.loads(path.read_bytes().partition(b"\n")[2])
+    change(body)
+    data = marshal.dumps(body)
+    path.write_bytes(header(pagecache.HEAD, hashlib.sha256(data).hexdigest()) + data)
 
 
 def test_build_does_not_depend_on_hash_seed_or_locale(tmp_path, site):
@@ -262,9 +277,10 @@ def test_a_worker_fingerprints_the_pages_of_an_untouched_folder_and_the_same_pag
 
 
 def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(tmp_path):
-    """The build state records the page cache's sha256. With those bytes, an untouched folder's kept pages
-    skip the checks of their entries; an entry edited in place (here a damaged field) is checked again,
-    and its page renders anew instead of breaking the build."""
+    """The build state records the page cache's sha256 (the one its header gives). With the file that build
+    wrote, an untouched folder's kept pages skip the checks of their entries; with another (here one with a
+    damaged field, whole by its own header) each entry is checked again, and the damaged page renders anew
+    instead of breaking the build."""
     import hashlib
 
     from generator import pagecache, state
@@ -277,27 +293,29 @@ def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(t
     plain = rendered_count(run_cli(*args(content, out, "--jobs", "2")).output)  # hand-written pages render
     cache = pagecache.cache_path(out)
     recorded = json.loads(state.state_path(out).read_text())["page_cache"]
-    assert recorded == hashlib.sha256(cache.read_bytes()).hexdigest()
+    data = cache.read_bytes()
+    assert recorded == hashlib.sha256(data.partition(b"\n")[2]).hexdigest() and recorded.encode() in data
     pages, _, verified = pagecache.load(out, recorded)
     assert verified and pages
     slug = sorted(pages)[0]
-    text = cache.read_text()
-    at = text.index('"prices_checked": [', text.index(json.dumps(slug) + ": {")) + len('"prices_checked": [')
-    with open(cache, "r+") as fh:  # in place: no folder's time moves
-        fh.write(text[:at] + "5, " + text[at:])  # a date that is not one
-        fh.truncate()
-    assert not pagecache.load(out, recorded)[2]
+
+    def damage(body):  # a date that is not one, in a file whole by its own header
+        k = body["slugs"].index(slug)
+        body["checked"][k] = ("5", *body["checked"][k])
+
+    _rewrite_page_cache(out, damage)
+    assert pagecache.read(out)[0].slugs and not pagecache.load(out, recorded)[2]
     about.write_text(about.read_text() + "And another.\n")
     again = run_cli(*args(content, out, "--jobs", "2"))
     assert again.exit_code == 0 and rendered_count(again.output) == plain + 1, again.output  # and the damaged one
     assert run_cli(*args(content, out, "--check")).exit_code == 0
-    assert pagecache.load(out, json.loads(state.state_path(out).read_text())["page_cache"])[2]
-    # a line per page, kept pages' lines as the last cache had them: each is its entry as JSON writes it
-    pages, _, _, members = pagecache.load_members(out)
-    assert members.keys() == pages.keys() and len(cache.read_bytes().split(b"\n")) == len(pages) + 2
-    for slug, entry in pages.items():
-        expected = f"{json.dumps(slug, ensure_ascii=False)}: {json.dumps(entry, sort_keys=True, ensure_ascii=False)}"
-        assert members[slug] == expected.encode(), slug
+    before = pagecache.load(out, json.loads(state.state_path(out).read_text())["page_cache"])
+    assert before[2]
+    # a build that keeps every family page carries each entry over as the last cache had it
+    about.write_text(about.read_text() + "And one more.\n")
+    assert rendered_count(run_cli(*args(content, out, "--jobs", "2")).output) == plain
+    after = pagecache.load(out, json.loads(state.state_path(out).read_text())["page_cache"])
+    assert after[2] and after[0] == before[0]
 
 
 def test_noop_build_repeats_the_warnings(tmp_path):
@@ -504,17 +522,22 @@ def test_a_damaged_page_cache_only_costs_a_full_render(tmp_path):
     content = make_content(tmp_path, families=True)
     out = tmp_path / "site"
     assert run_cli(*args(content, out)).exit_code == 0
-    cache = tmp_path / ".site.page-cache"
-    data = json.loads(cache.read_text())
-    slug = next(iter(data["pages"]))
-    data["pages"][slug]["prices_checked"] = ["not a date"]
-    data["pages"][next(iter(list(data["pages"])[1:]))].pop("has_charts")
-    cache.write_text(json.dumps(data))
+    from generator import pagecache
+
+    slugs = pagecache.read(out)[0].slugs
+    slug = slugs[0]
+
+    def damage(body):  # a date that is not one; a page whose files are named outside its folder
+        body["checked"][0] = ("not a date",)
+        body["files"][1] = tuple(f"../{name}" for name in body["files"][1])
+
+    _rewrite_page_cache(out, damage)
     (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")  # an input change
     again = run_cli(*args(content, out))
     assert again.exit_code == 0, again.output
     assert run_cli(*args(content, out, "--check")).exit_code == 0
-    cache.write_text("{not json")
+    cache = pagecache.cache_path(out)
+    cache.write_text("{not a page cache")
     (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")
     assert run_cli(*args(content, out)).exit_code == 0
     # a kept page's figures.json replaced by one that is not text (same size, so it looks reusable): the
@@ -678,7 +701,7 @@ def test_build_pauses_the_cycle_collector_only_while_it_runs(tmp_path, monkeypat
 
 def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     """Each entry names its page's files within the page's folder, with the sizes on disk (the same few names
-    on every page, which the JSON reader makes once); a name that leaves the folder makes no entry reusable."""
+    on every page, one tuple of them in the file); a name that leaves the folder makes no entry reusable."""
     from generator import pagecache
 
     content = make_content(tmp_path, families=True)
@@ -689,7 +712,7 @@ def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     for slug, entry in pages.items():
         on_disk = {p.name: p.stat().st_size for p in (out / slug).iterdir() if p.is_file()}
         assert entry["files"] == on_disk, slug
-        assert pagecache.kept_files(slug, entry) == [f"{slug}/{name}" for name in entry["files"]]
+        assert pagecache.kept_files(slug, entry["files"]) == [f"{slug}/{name}" for name in entry["files"]]
     slug, entry = next(iter(pages.items()))
     assert pagecache.reusable(entry, entry["fingerprint"], out, slug)
     assert not pagecache.reusable(entry, entry["fingerprint"], out, "another-page")  # its files are not there
@@ -697,7 +720,6 @@ def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     outside = {**entry, "files": {f"../{slug}/{name}": entry["files"][name]}}
     assert not pagecache.reusable(outside, entry["fingerprint"], out, slug)
     sizes = {f"{slug}/{n}": size for n, size in entry["files"].items()}
-    info = SimpleNamespace(prices_checked=[], has_charts=True, providers=[], unsourced=[])
-    assert json.loads(b"{" + pagecache.member_json(slug, "fp", info, sizes) + b"}")[slug]["files"] == entry["files"]
-    assert pagecache.member_json(slug, "fp", info, {**sizes, f"{slug}/deeper/x.svg": 1}) is None
-    assert pagecache.member_json(slug, "fp", info, {"elsewhere/x.svg": 1}) is None
+    assert pagecache.entry_files(slug, sizes) == (tuple(entry["files"]), tuple(entry["files"].values()))
+    assert pagecache.entry_files(slug, {**sizes, f"{slug}/deeper/x.svg": 1}) is None
+    assert pagecache.entry_files(slug, {"elsewhere/x.svg": 1}) is None
