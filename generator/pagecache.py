@@ -122,7 +122,7 @@ def read(out: Path, digest: str | None = None) -> tuple[Cache, bool]:
         return Cache(), False
     try:
         loaded = marshal.loads(body)
-    except (EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError, MemoryError):  # not marshal data, though its digest matches
         return Cache(), False
     if not _whole(loaded):
         return Cache(), False
