@@ -44,9 +44,12 @@ from generator.nextfile import header
 from generator.write import SAFE_REL, read_file
 
 VERSION = 3  # 3: marshal columns behind a header (2: JSON, a line per page)
-HEAD = f"costpress page cache {VERSION} python {sys.version_info[0]}.{sys.version_info[1]} marshal {marshal.version}"
+HEAD = (
+    f"costpress page cache {VERSION} python {sys.version_info[0]}.{sys.version_info[1]} marshal {marshal.version}"
+    f" {sys.byteorder}"
+)
 # The columns, each a list with an entry per page but `charts` (a byte per page) and `sizes` (every page's
-# file sizes in turn, as signed 64-bit integers in this machine's byte order: array("q"))
+# file sizes in turn, as signed 64-bit integers in the byte order HEAD names: array("q"))
 COLUMNS = ("slugs", "fingerprints", "files", "checked", "providers", "unsourced")
 
 
@@ -141,7 +144,7 @@ def _whole(body) -> bool:
     if any(len(c) != count for c in columns) or len(body["charts"]) != count or not set(body["charts"]) <= {0, 1}:
         return False
     slugs, fingerprints, *tuples = columns
-    if not set(map(type, slugs)) | set(map(type, fingerprints)) <= {str}:
+    if not set(map(type, slugs)) | set(map(type, fingerprints)) <= {str} or len(set(slugs)) != count:
         return False
     for column in tuples:  # files, checked, providers, unsourced: tuples of strings
         if not set(map(type, column)) <= {tuple} or not set(map(type, itertools.chain.from_iterable(column))) <= {str}:

@@ -108,6 +108,7 @@ def _rewritten(out, change=None, head=None, body=None) -> None:
         lambda b: b.update(version=2),
         lambda b: b.pop("fingerprints"),
         lambda b: b["slugs"].append("e"),  # a column longer than the others
+        lambda b: b["slugs"].__setitem__(1, b["slugs"][0]),  # a page twice
         lambda b: b.update(charts=b["charts"][:-1]),
         lambda b: b.update(charts=b"\x02" * len(b["charts"])),
         lambda b: b["slugs"].__setitem__(0, 7),
