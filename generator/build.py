@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import itertools
 import multiprocessing as mp
 import os
 import re
@@ -77,12 +76,6 @@ def _let_rows_go(listings) -> None:
     process that renders the listings holds its own."""
     for listing in listings:
         listing.rows = []
-
-
-def _fingerprint_tasks(count: int, workers: int) -> list[tasks.PageFingerprints]:
-    """The pages' fingerprints as one task per worker, each a share of the articles in order."""
-    cuts = [count * k // workers for k in range(workers + 1)]
-    return [tasks.PageFingerprints(count, start, stop) for start, stop in itertools.pairwise(cuts)]
 
 
 def _weight(pages: int, listings) -> int:
@@ -250,10 +243,13 @@ def render_site(
         tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
         # (asking `trusted` waited for the folder check: the workers forked below get its answer)
         workers = workers_for(_weight(len(articles), listings), jobs, pool_min)
+        if workers > 1 and tasks.JOB["untouched"] and reuse and fingerprints is not None and pagecache.exists(cache):
+            # Every page's fingerprint, here before the pool forks (while the listings' process renders), so
+            # the pages that keep are known as soon as the page cache is read (tasks.in_order) and the workers
+            # have only the pages that changed to render, each with its fingerprint made.
+            tasks.JOB["fingerprinted"] = list(map(fingerprints.of, articles))
         if lister:
             _let_rows_go(listings)  # before the pool forks: its workers need not hold them either
-        # The pool forks before the page cache is read, so the pages' fingerprints are made while this
-        # process reads it; the workers then render the pages that changed.
         pool = stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None
         if (pool is not None or lister) and sink is not None:
             sink.start_flushing()  # after the forks: a thread is not copied into the workers
@@ -261,9 +257,6 @@ def render_site(
         nextcache = pagecache.Next(cache) if cache is not None and sink is not None else None
         if nextcache is not None:  # a build that fails leaves no cache file
             stack.push(lambda kind, _exc, _tb: kind is not None and nextcache.discard())
-        if pool is not None and tasks.JOB["untouched"] and reuse and fingerprints is not None:
-            # the pages' fingerprints, made by a worker while this process reads the page cache (tasks.in_order)
-            tasks.JOB["fingerprinted"] = pool.submit(_fingerprint_tasks(len(articles), len(pool)), 1)
         listers = lister[0] if lister else pool  # who renders the listings (none: this process)
         if lister:
             pending = lister[1]

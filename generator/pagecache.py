@@ -57,6 +57,11 @@ def cache_path(out: Path) -> Path:
     return out.parent / f".{out.name}.page-cache"
 
 
+def exists(out: Path) -> bool:
+    """Whether there is a page cache beside `out` (a file; whether it can be used is for `read` to say)."""
+    return os.path.isfile(cache_path(out))
+
+
 class Cache:
     """The page cache a build wrote, as read: page k is `slugs[k]`, its fingerprint `fingerprints[k]`, its
     files' names within its folder `files[k]` (a tuple) and their sizes `sizes[offsets[k]:offsets[k + 1]]`,

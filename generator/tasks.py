@@ -126,41 +126,17 @@ class _Listed(NamedTuple):
     answer: dict | None = None
 
 
-@dataclass(frozen=True)  # not a tuple: chunk_results takes a tuple for a page
-class PageFingerprints:
-    """A task: the fingerprints of a share of the articles, made by a worker that would otherwise wait for
-    pages to render (each worker makes one share: build._fingerprint_tasks).
-
-    In a folder the last build left untouched, the main process decides which
-    pages keep from their fingerprints alone (in_order); the workers make them
-    while the main process reads the page cache, instead of after it.
-    """
-
-    count: int  # how many articles the main process holds: the worker's must be the same
-    start: int = 0  # the fingerprints of articles[start:stop]
-    stop: int | None = None
-
-
-def page_fingerprints(task: PageFingerprints) -> list[str | None]:
-    arts, fingerprints = JOB["articles"], JOB["fingerprints"]
-    if len(arts) != task.count:
-        raise BuildError(f"a worker holds {len(arts)} articles, not {task.count}")
-    return [fingerprints.of(art) for art in arts[task.start : task.stop]]
-
-
 @dataclass(frozen=True)
 class ContentChecks:
     """A task: the warnings that depend only on the content (JOB["content_checks"]), made by a worker that
     is done with its pages while the main process writes the figures parts."""
 
 
-def other_task(task: int | SiteFiles | PageFingerprints | ContentChecks) -> tuple:
-    """One unit of work that is not a page: listing `-1 - task`, the site files, every page's fingerprint or
-    the content's warnings (pages go by `chunk_results`)."""
+def other_task(task: int | SiteFiles | ContentChecks) -> tuple:
+    """One unit of work that is not a page: listing `-1 - task`, the site files or the content's warnings
+    (pages go by `chunk_results`)."""
     if isinstance(task, SiteFiles):
         return site_files(task), []
-    if isinstance(task, PageFingerprints):
-        return page_fingerprints(task), []
     if isinstance(task, ContentChecks):
         return JOB["content_checks"](), []
     number = -1 - task
@@ -394,8 +370,12 @@ def _page_info(ready: _Prepared, chunk: bytes, out: list, folder: tuple[int, int
     or the bytes), `folder` its folder's inode and mtime when the worker wrote every file."""
     i, ctx = ready.i, ready.ctx
     art = JOB["articles"][i]
-    fingerprint = JOB.get("known", {}).pop(i, None)
-    fingerprints = JOB.get("fingerprints")
+    made, fingerprints = JOB.get("fingerprinted"), JOB.get("fingerprints")  # (made: every page's, see in_order)
+    if made is not None:
+        fingerprint = made[i]
+    else:
+        fingerprint = JOB.get("known", {}).pop(i, None)
+        fingerprint = fingerprint or (fingerprints.of(art) if fingerprints is not None else None)
     sink = JOB.get("sink")
     # A family page written to the output folder leaves its figures there: the main process reads them
     # back for the site's figures parts rather than holding every page's (most of its memory at scale)
@@ -408,7 +388,7 @@ def _page_info(ready: _Prepared, chunk: bytes, out: list, folder: tuple[int, int
         out,
         list(ctx.providers),
         [i.what for i in ctx.inputs if not (i.source or "").strip()],
-        fingerprint or (fingerprints.of(art) if fingerprints is not None else None),
+        fingerprint,
         folder=folder,
         answer=ctx.values.get("answer") if art.kind != "setup" else None,  # the home page shows it
     )
@@ -481,8 +461,7 @@ def in_order(last: pagecache.Cache, pool: Workers | None, progress: Callable[[in
         if next(results, None) is not None:
             raise BuildError("a worker returned more pages than it was given")
         return
-    made = JOB.get("fingerprinted")  # the chunks of PageFingerprints tasks, in article order, when sent
-    fps = [fp for number in made for fp in pool.results(number)[0][0]] if made is not None else None
+    fps = JOB.get("fingerprinted")  # every page's, made before the workers forked
     early = _kept_early(last, ks, fps)
     if progress and early:
         progress(len(early))

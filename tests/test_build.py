@@ -246,10 +246,10 @@ def test_an_incremental_build_with_workers_writes_what_a_fresh_serial_build_writ
     assert tree(out) == tree(fresh)
 
 
-def test_a_worker_fingerprints_the_pages_of_an_untouched_folder_and_the_same_pages_keep(tmp_path, monkeypatch):
-    """In an untouched folder with workers, the pages' fingerprints come from a worker (tasks.PageFingerprints)
-    and this process makes none; the pages kept, those rendered and every byte written are what the same
-    build of a folder built alike decides in one process (--jobs 1), which makes each fingerprint itself."""
+def test_the_pages_of_an_untouched_folder_are_fingerprinted_once_before_the_workers_fork(tmp_path, monkeypatch):
+    """In an untouched folder with workers, this process makes every page's fingerprint once, before the pool
+    forks, and the workers make none (not even for the pages they render); the pages kept, those rendered and
+    every byte written are what the same build of a folder built alike decides in one process (--jobs 1)."""
     from generator.fingerprints import Fingerprints
 
     content = make_content(tmp_path, families=True)
@@ -258,18 +258,23 @@ def test_a_worker_fingerprints_the_pages_of_an_untouched_folder_and_the_same_pag
     assert run_cli(*args(content, alone, "--jobs", "1")).exit_code == 0
     snap = content / "prices" / "runpod" / "2026-11-29.yaml"
     snap.write_text(snap.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
-    here, made = os.getpid(), []
+    here, made, elsewhere = os.getpid(), [], tmp_path / "made-by-workers"
     of = Fingerprints.of
 
     def counted(self, art):
-        if os.getpid() == here:  # a forked worker's calls are counted in its own copy of `made`
+        if os.getpid() == here:
             made.append(art.slug)
+        else:  # a forked worker: its calls are written down where this process can count them
+            with open(elsewhere, "a") as fh:
+                fh.write(art.slug + "\n")
         return of(self, art)
 
     monkeypatch.setattr(Fingerprints, "of", counted)
     two = run_cli(*args(content, out, "--jobs", "2"))
     assert two.exit_code == 0 and "(2 workers)" in two.output, two.output
-    assert made == []
+    pages = int(re.search(r"built (\d+) articles", two.output).group(1))
+    assert len(made) == len(set(made)) == pages and not elsewhere.exists()
+    made.clear()
     one = run_cli(*args(content, alone, "--jobs", "1"))
     assert one.exit_code == 0 and len(made) > 0, one.output
     assert 0 < rendered_count(two.output) == rendered_count(one.output) < len(made)
