@@ -53,6 +53,10 @@ class NextFile:
             self.discard()
             return False
 
+    def digest(self) -> str:
+        """The sha256 of the records written so far: the one the header gives, once closed."""
+        return self._hash.hexdigest()
+
     def discard(self) -> None:
         """Remove the file (and write no more)."""
         if self._fh is not None:

@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 
 from generator.fingerprints import digest_of
-from generator.nextfile import header
+from generator.nextfile import NextFile
 from generator.write import SAFE_REL, read_file
 
 VERSION = 3  # 3: marshal columns behind a header (2: JSON, a line per page)
@@ -68,7 +68,7 @@ class Cache:
     the days its prices were checked `checked[k]` (ISO dates), whether it has charts `charts[k]`, its
     providers and its unsourced inputs (tuples). Equal tuples are one object: marshal writes them once."""
 
-    def __init__(self, body: dict | None = None, digest: str | None = None) -> None:
+    def __init__(self, body: dict | None = None) -> None:
         body = body or {}
         for name in COLUMNS:
             setattr(self, name, body.get(name, []))
@@ -76,7 +76,6 @@ class Cache:
         self.sizes = array.array("q")
         self.sizes.frombytes(body.get("sizes", b""))
         self.parts: dict = body.get("parts", {})  # figures part -> [key, size] (see part_key)
-        self.digest = digest  # the sha256 in the header: what the build state records (Next.digest)
         self.index = dict(zip(self.slugs, range(len(self.slugs)), strict=True))  # slug -> k
         self._offsets: list[int] | None = None
 
@@ -134,7 +133,7 @@ def read(out: Path, digest: str | None = None) -> tuple[Cache, bool]:
         return Cache(), False
     if not _whole(loaded):
         return Cache(), False
-    return Cache(loaded, found), digest is not None and found == digest
+    return Cache(loaded), digest is not None and found == digest
 
 
 def _whole(body) -> bool:
@@ -374,9 +373,6 @@ class Next:
         self._shared: dict[tuple, tuple] = {}  # a tuple of names, providers or inputs -> the one of that value
         self._iso: dict[tuple, tuple] = {}  # a page's days -> the same as ISO dates, one tuple each
 
-    def __len__(self) -> int:
-        return len(self.columns["slugs"])
-
     def keep(self, cache: Cache, ks: list[int]) -> None:
         """Kept pages' entries, entries `ks` of `cache` in turn, each as it is there: a column at a time."""
         for name in COLUMNS:
@@ -425,17 +421,16 @@ class Next:
             "parts": parts or {},
         }
         self.columns = None
-        data = marshal.dumps(body)
-        digest = hashlib.sha256(data).hexdigest()
+        written = NextFile(self.tmp, HEAD)  # the body as one record behind the header (see read)
+        written.write(marshal.dumps(body))
+        if not written.close():
+            return
         try:
-            with open(self.tmp, "wb") as fh:
-                fh.write(header(HEAD, digest))
-                fh.write(data)
             os.replace(self.tmp, self.path)
         except OSError:
             self.discard()
             return
-        self.digest = digest
+        self.digest = written.digest()
 
     def discard(self) -> None:
         self.columns = None

@@ -448,8 +448,8 @@ def in_order(last: pagecache.Cache, pool: Workers | None, progress: Callable[[in
     refresh's listing keeps one of them busy for a while), rather than in
     article order after the last rendered page came back. The caller orders
     pages by article index where the output depends on it.
-    (Sending the pages to render in batches as they were found, to render while this process
-    fingerprints, was no faster: on two cores the listing's worker and this process keep both busy.)
+    Every page's fingerprint was made before the workers forked (build.render_site), so the
+    pages to render are known as soon as the page cache is read.
     """
     articles = JOB["articles"]
     ks = list(map(last.index.get, [art.slug for art in articles]))  # each page's entry in the last cache, if any
@@ -495,7 +495,7 @@ def _kept_early(last: pagecache.Cache, ks: list[int | None], fps: list[str | Non
         if verified and fp and fp == saved[k] and articles[i].file in family_files:
             early.append((i, k, None))
             continue
-        kept = keep(i, last.entry(k), fp)  # (which notes a fingerprint it made in JOB["known"])
+        kept = keep(i, last.entry(k), fp)
         if kept is not None:
             early.append((i, k, kept.figures))
     return early
