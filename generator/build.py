@@ -297,7 +297,10 @@ def render_site(
         )
         site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
         checks_job = pool.submit([tasks.ContentChecks()], 1) if pool else None  # by the other worker
+        kept_slugs = {cached[i].article.slug for i in cached}
+        parts = figures_parts.Parts(listings, pages, order, kept_slugs, files, cache, saved_parts)
         if pool:
+            parts.send(pool)  # the figures parts that changed and hold no listing: put together by the workers
             pool.stop()  # each worker exits after its last task (site files, checks) while this process goes on
 
         def listing_chunks() -> dict[str, tuple]:
@@ -313,10 +316,9 @@ def render_site(
         for name in assets:  # the site's own file (templates/assets/) over the theme's
             files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
         entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
-        kept_slugs = {cached[i].article.slug for i in cached}
-        parts, part_keys = figures_parts.write(listings, pages, kept_slugs, listing_chunks, files, cache, saved_parts)
+        part_names, part_keys = parts.finish(listing_chunks, pool)
         by_slug = [data for _, data in sorted(entries)]
-        pieces = figures_pieces(by_slug, parts)
+        pieces = figures_pieces(by_slug, part_names)
         files.add("figures.json", pieces if sink is not None else b"".join(pieces))
         stray, linted = pool.results(checks_job[0])[0][0] if pool else tasks.JOB["content_checks"]()
         found = content_warnings(catalog, pages, stray) + linted

@@ -303,8 +303,12 @@ class Publisher:
         return written
 
     def add(self, rel: str, data: bytes | None, published: bytes | None = None) -> None:
-        self.record(rel, self.store(rel, data, published))
-        self._seen.pop(write._folder_of(rel), None)  # written here, after any worker looked at its folder
+        self.stored(rel, self.store(rel, data, published))
+
+    def stored(self, rel: str, status: str) -> None:
+        """Record the outcome of `store` for a file that is not in a page's folder (here or in a worker)."""
+        self.record(rel, status)
+        self._seen.pop(write._folder_of(rel), None)  # written now, after any worker looked at its folder
 
     def seen(self, folder: str, stat: tuple[int, int]) -> None:
         """Record the stat `store_page` read in a worker ('slug/'), so `folder_stats` need not stat it again."""

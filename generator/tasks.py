@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import jinja2
 
-from generator import listingcache, pagecache, svg
+from generator import figures_parts, listingcache, pagecache, svg
 from generator.articles import build_context
 from generator.claims import claims_of
 from generator.errors import BuildError
@@ -132,9 +132,11 @@ class ContentChecks:
     is done with its pages while the main process writes the figures parts."""
 
 
-def other_task(task: int | SiteFiles | ContentChecks) -> tuple:
-    """One unit of work that is not a page: listing `-1 - task`, the site files or the content's warnings
-    (pages go by `chunk_results`)."""
+def other_task(task: int | SiteFiles | ContentChecks | figures_parts.Part) -> tuple:
+    """One unit of work that is not a page: listing `-1 - task`, the site files, the content's warnings or
+    a figures part (pages go by `chunk_results`)."""
+    if isinstance(task, figures_parts.Part):
+        return figures_parts.stored_part(task), []
     if isinstance(task, SiteFiles):
         return site_files(task), []
     if isinstance(task, ContentChecks):

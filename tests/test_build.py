@@ -600,6 +600,55 @@ def test_figures_parts_of_unchanged_pages_are_kept_not_read_back(tmp_path, monke
     assert run_cli(*args(content, out, "--check")).exit_code == 0
 
 
+def test_the_workers_put_together_the_figures_parts_that_changed(tmp_path, monkeypatch):
+    """With a pool, the figures parts that changed and hold no listing's entry are stored by the workers
+    (the listings' parts and the parts kept as published are not); they take their kept pages' entries
+    from the published part, and every byte is what one process (--jobs 1) writes."""
+    from generator import figures_parts
+
+    monkeypatch.setattr(figures_parts, "FIGURES_PART_PAGES", 8)  # many parts, so that most are kept
+    content = make_content(tmp_path, families=True)
+    out, alone, log = tmp_path / "site", tmp_path / "alone", tmp_path / "stored-by"
+    assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
+    assert run_cli(*args(content, alone, "--jobs", "1")).exit_code == 0
+    assert _tree(out) == _tree(alone)
+    here, stored, read_back = os.getpid(), figures_parts.stored_part, figures_parts.figures_from
+
+    def logged(what: str, name: str) -> None:
+        with open(log, "a") as fh:  # a forked worker's calls are written down where this process can read them
+            fh.write(f"{'main' if os.getpid() == here else 'worker'} {what} {name}\n")
+
+    def stored_part(part):
+        logged("stored", part.rel)
+        return stored(part)
+
+    def figures_from(sink, slug):
+        logged("read", slug)
+        return read_back(sink, slug)
+
+    monkeypatch.setattr(figures_parts, "stored_part", stored_part)
+    monkeypatch.setattr(figures_parts, "figures_from", figures_from)
+    snap = content / "prices" / "runpod" / "2026-11-29.yaml"
+    snap.write_text(snap.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
+    before = {p.name: p.read_bytes() for p in (out / "figures").iterdir()}
+    two = run_cli(*args(content, out, "--jobs", "2"))
+    assert two.exit_code == 0 and "(2 workers)" in two.output, two.output
+    lines = [line.split() for line in log.read_text().splitlines()]
+    by_worker = {name.removeprefix("figures/") for who, what, name in lines if who == "worker" and what == "stored"}
+    changed = {name for name, data in before.items() if (out / "figures" / name).read_bytes() != data}
+    listings = {name for name in before if json.loads(before[name]).get("articles", {}).keys() & _LISTINGS}
+    assert by_worker and not by_worker & listings and changed - listings <= by_worker
+    assert len(by_worker) < len(before) - len(listings)  # the parts whose pages all kept stand as published
+    assert not any(who == "main" and what == "stored" for who, what, _ in lines)
+    # kept pages' entries come from the published part: only pages rendered this time are read back
+    assert len({name for _, what, name in lines if what == "read"}) <= rendered_count(two.output)
+    assert run_cli(*args(content, alone, "--jobs", "1")).exit_code == 0
+    assert _tree(out) == _tree(alone)
+
+
+_LISTINGS = {"fine-tune-open-models-every-setup", "fine-tune-70b-every-setup"}
+
+
 def test_a_published_part_splits_back_into_its_entries(site, tmp_path):
     """pagecache.part_entries cuts a part into the entries figures_pieces joined, for the parts of the default
     site, and refuses a part whose size is not the one recorded."""
