@@ -205,6 +205,24 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+# How much free memory at the top of its heap a worker keeps rather than gives back to the system. glibc's
+# default gives it back past 128 KB, and a worker's heap grows and shrinks with every chunk of pages, so
+# the same memory came back each time as new pages, one page fault each: 50,000-65,000 faults a worker in
+# a 10,000-page cold build, against about 15,000 with 8 MB kept (and the same peak memory).
+HEAP_KEPT = 16 << 20
+M_TRIM_THRESHOLD = -1  # mallopt's parameter (glibc's malloc.h)
+
+
+def keep_heap() -> None:
+    """Have glibc keep up to HEAP_KEPT of free memory at the top of this process's heap (nothing elsewhere)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(M_TRIM_THRESHOLD, HEAP_KEPT)
+    except (OSError, AttributeError):  # not glibc (no mallopt): its allocator's own behaviour stays
+        pass
+
+
 # Collections of the middle generation between two full collections in a worker (Python's default is 10).
 # A worker's full collections found nothing to free (the pages' cyclic garbage dies young), and each walked
 # every object the worker had made and kept (its caches of text, numbers and SVG pieces): at 100,000 pages
@@ -215,6 +233,7 @@ FULL_COLLECTION_EVERY = 100
 def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent: int) -> None:
     """A worker's loop: take a chunk, send back its results, until told to stop."""
     die_with_parent(parent)
+    keep_heap()
     # the main process stops a worker with SIGTERM: it ends on the spot, as it would have without the console
     # command's handler (cli.main raises Terminated on SIGTERM, for its own clean-up)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

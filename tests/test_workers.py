@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 import os
+import platform
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -146,3 +149,28 @@ def test_poll_keeps_the_workers_fed_while_the_caller_is_busy(tmp_path):
             time.sleep(0.01)
         assert len(os.listdir(tmp_path)) == 30
         assert [item for number in numbers for item in pool.results(number)] == list(range(30))
+
+
+def _heap_churn_faults(_task=None) -> int:
+    """Page faults while about 8 MB of the heap is taken and freed twenty times (objects past pymalloc's 512
+    bytes come from glibc's heap), as a worker's heap grows and shrinks with each chunk of pages."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        held = [bytes(10_000) for _ in range(800)]
+        del held
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="keep_heap sets glibc's trim threshold")
+def test_a_worker_keeps_the_top_of_its_heap_instead_of_faulting_it_back_in():
+    """With glibc's default a process gives the top of its heap back to the system past 128 KB free, and
+    takes it back one page fault a page; a worker keeps it (workers.keep_heap)."""
+    with Workers(1, each(_heap_churn_faults)) as pool:
+        (number,) = pool.submit([None], 1)
+        (in_worker,) = pool.results(number)
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import test_workers; print(test_workers._heap_churn_faults())"
+    alone = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, text=True)
+    assert alone.returncode == 0, alone.stderr
+    assert in_worker * 4 < int(alone.stdout)
