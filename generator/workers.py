@@ -38,6 +38,7 @@ class Workers:
     def __init__(self, count: int, func: Callable[[list], list]):
         ctx = mp.get_context("fork")
         self._tasks = ctx.SimpleQueue()
+        _widen(self._tasks._writer)  # a chunk of figures parts at 100,000 pages (~150 KB) is queued at once
         self._procs: list = []
         self._results: list[mpc.Connection] = []
         self._waiting: deque = deque()  # (chunk number, tasks) not yet queued
@@ -175,7 +176,8 @@ class Workers:
 
 
 def _widen(conn: mpc.Connection) -> None:
-    """Let a results pipe hold a whole chunk (~300 KB) so a worker hands it over without waiting for a read."""
+    """Let a pipe hold a whole chunk (~300 KB of results, ~150 KB of tasks) so it is handed over without
+    waiting for a read: a worker's results, or the main process's tasks while the workers are busy."""
     try:
         import fcntl
 

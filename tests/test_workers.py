@@ -174,3 +174,16 @@ def test_a_worker_keeps_the_top_of_its_heap_instead_of_faulting_it_back_in():
     alone = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, text=True)
     assert alone.returncode == 0, alone.stderr
     assert in_worker * 4 < int(alone.stdout)
+
+
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+def test_the_task_pipe_holds_a_chunk_of_figures_parts_while_the_workers_are_busy():
+    """A chunk of figures parts at 100,000 pages is about 150 KB; with the default 64 KB pipe the main
+    process waited (0.48 s) for a busy worker to read it."""
+    import fcntl
+
+    from generator.workers import PIPE_BYTES
+
+    with Workers(1, each(square)) as pool:
+        size = fcntl.fcntl(pool._tasks._writer.fileno(), fcntl.F_GETPIPE_SZ)
+    assert size >= min(PIPE_BYTES, int(open("/proc/sys/fs/pipe-max-size").read()))
