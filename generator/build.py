@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from generator import figures_parts, guard, pagecache, search, state, tasks, theme
 from generator.errors import ContentError
@@ -188,6 +189,13 @@ def render_site(
     pages get fingerprints for the page cache, and with `reuse` those whose
     inputs did not change since the build that wrote the folder keep their
     files and are not rendered (see pagecache).
+
+    The steps: load and expand the content (_articles, forking the listings'
+    process on the way: _Run.fork_lister); share it with the workers
+    (_share); fork them (_start); read the last page cache and the search
+    index (_last_cache, _search_index); take every page, kept or rendered
+    (_take_pages); queue the work that needs every page (_queue_site_work);
+    add the site's own files (_site_files).
     """
     odd = state.odd_inputs(templates, "templates")
     if odd:
@@ -199,91 +207,16 @@ def render_site(
         if rows is not None:  # the next row cache, written while the families expand: a failed build keeps none
             stack.push(lambda kind, _exc, _tb: kind is not None and rows.discard())
         stack.callback(tasks.JOB.clear)
-        lister: list = []  # the process that renders the listings and their chunks, when a pool renders the pages
-
-        def listed(catalog: Catalog, listings: list[Listing]) -> None:
-            """With a pool, fork a process for the listings as soon as their rows are made: it renders them
-            while this process makes the families' pages (a tenth of a second at 10,000 pages)."""
-            pages = len(catalog.articles) + sum(map(fitting_rows, listings))
-            if not listings or workers_for(_weight(pages, listings), jobs, pool_min) <= 1:
-                return
-            if sink is not None:
-                sink.settle()  # before the fork: the process gets the folder's files as they are known
-            tasks.JOB.update(
-                catalog=catalog,
-                renderer=Renderer(templates, catalog, code),
-                sink=sink,
-                listings=listings,
-                code=code,
-                reuse=reuse,
-                cache=cache,
-            )
-            process = stack.enter_context(Workers(1, tasks.chunk_results))
-            lister[:] = [process, process.submit([-1 - k for k in range(len(listings))], 1)]
-            process.stop()  # it exits once the listings are done
-
-        catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows, listed)
-        renderer = tasks.JOB["renderer"] if lister else Renderer(templates, catalog, code)
-        family_files = {x.family.file for x in listings}
-        tasks.JOB.update(
-            catalog=catalog,
-            renderer=renderer,
-            articles=articles,
-            sink=sink,
-            listings=listings,
-            family_files=family_files,
-            code=code,
-            reuse=reuse,
-            content_checks=lambda: (stray_files(catalog), lint_warnings(catalog)),  # what depends only on the content
-        )
-        files = sink if sink is not None else Files()  # a Publisher writes pages as they come
-        fingerprints = Fingerprints(catalog, code) if cache is not None else None
-        # A page whose page-cache entry still holds is kept (tasks.page_keeper); in a folder as the last build left it
-        # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
-        tasks.JOB.update(fingerprints=fingerprints, cache=cache, known={}, untouched=sink is not None and sink.trusted)
-        # (asking `trusted` waited for the folder check: the workers forked below get its answer)
-        workers = workers_for(_weight(len(articles), listings), jobs, pool_min)
-        if workers > 1 and tasks.JOB["untouched"] and reuse and fingerprints is not None and pagecache.exists(cache):
-            # Every page's fingerprint, here before the pool forks (while the listings' process renders), so
-            # the pages that keep are known as soon as the page cache is read (tasks.in_order) and the workers
-            # have only the pages that changed to render, each with its fingerprint made.
-            tasks.JOB["fingerprinted"] = list(map(fingerprints.of, articles))
-        if lister:
-            _let_rows_go(listings)  # before the pool forks: its workers need not hold them either
-        pool = stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None
-        if (pool is not None or lister) and sink is not None:
-            sink.start_flushing()  # after the forks: a thread is not copied into the workers
-        # the next page cache, made as pages are taken (a kept page's entry as the last cache holds it)
-        nextcache = pagecache.Next(cache) if cache is not None and sink is not None else None
-        if nextcache is not None:  # a build that fails leaves no cache file
-            stack.push(lambda kind, _exc, _tb: kind is not None and nextcache.discard())
-        listers = lister[0] if lister else pool  # who renders the listings (none: this process)
-        if lister:
-            pending = lister[1]
-        else:
-            pending = pool.submit([-1 - k for k in range(len(listings))], 1) if pool else []
-        if pool is not None and not lister:
-            _let_rows_go(listings)
-        # read while the listing renders
-        last, verified = (
-            pagecache.read(cache, sink.page_cache_digest if sink is not None else None)
-            if cache is not None and reuse
-            else (pagecache.Cache(), False)
-        )
+        run = _Run(templates, code, jobs, pool_min, cache, reuse, sink, stack)
+        catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows, run.fork_lister)
+        workers = _share(run, catalog, articles, listings)
+        _start(run, workers, listings)
+        last, verified = _last_cache(run)  # read while the listing renders
         tasks.JOB["verified"] = verified
-        # the search index needs only titles and descriptions: Pagefind indexes them while pages render
-        index, kept_index = None, None
-        if catalog.site.search:
-            index = stack.enter_context(
-                contextlib.closing(search.Index(_searched(articles, listings), catalog.site.language))
-            )
-            if cache is not None and sink is not None and reuse:
-                kept_index = search.published(cache, index.key, sink.have)
-            if kept_index is None:
-                index.start()
+        index, kept_index = _search_index(run, catalog, articles, listings)
         tick = progress(len(articles), workers) if progress and articles else None
         rendered, cached, written = _take_pages(
-            tasks.in_order(last, pool, tick), articles, files, nextcache, problems, verified, last
+            tasks.in_order(last, run.pool, tick), articles, run.files, run.nextcache, problems, verified, last
         )
         saved_parts = last.parts
         del last  # the last page cache's columns: not needed past this point
@@ -291,51 +224,194 @@ def render_site(
         pages = [rendered.get(i) or cached[i] for i in order]
         if problems:
             raise ContentError(problems)
-        site = tasks.SiteFiles(
-            [(i, [d.toordinal() for d in p.prices_checked]) for i, p in zip(order, pages, strict=True)],
-            {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None},
+        queued = _queue_site_work(run, order, pages, cached, listings, saved_parts)
+        found, part_keys = _site_files(run, catalog, listings, pages, queued, index, kept_index)
+    return Result(
+        catalog, pages, run.files, found, workers, len(rendered), run.nextcache, part_keys, written, parsed, rows
+    )
+
+
+@dataclass
+class _Run:
+    """What render_site's steps share: how the build was asked for, and the processes and files it opened."""
+
+    templates: Path
+    code: str
+    jobs: int
+    pool_min: int
+    cache: Path | None
+    reuse: bool
+    sink: Publisher | None
+    stack: contextlib.ExitStack
+    files: Files | Publisher | None = None  # a Publisher writes pages as they come
+    family_files: set[str] = dataclasses.field(default_factory=set)
+    lister: Workers | None = None  # the process that renders the listings, when a pool renders the pages
+    pending: list[int] = dataclasses.field(default_factory=list)  # the listings' chunks, wherever they render
+    pool: Workers | None = None
+    nextcache: pagecache.Next | None = None  # the next page cache, made as pages are taken
+
+    def fork_lister(self, catalog: Catalog, listings: list[Listing]) -> None:
+        """With a pool, fork a process for the listings as soon as their rows are made: it renders them
+        while this process makes the families' pages (a tenth of a second at 10,000 pages)."""
+        pages = len(catalog.articles) + sum(map(fitting_rows, listings))
+        if not listings or workers_for(_weight(pages, listings), self.jobs, self.pool_min) <= 1:
+            return
+        if self.sink is not None:
+            self.sink.settle()  # before the fork: the process gets the folder's files as they are known
+        tasks.JOB.update(
+            catalog=catalog,
+            renderer=Renderer(self.templates, catalog, self.code),
+            sink=self.sink,
+            listings=listings,
+            code=self.code,
+            reuse=self.reuse,
+            cache=self.cache,
         )
-        site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
-        checks_job = pool.submit([tasks.ContentChecks()], 1) if pool else None  # by the other worker
-        kept_slugs = {cached[i].article.slug for i in cached}
-        parts = figures_parts.Parts(listings, pages, order, kept_slugs, files, cache, saved_parts)
-        if pool:
-            parts.send(pool)  # the figures parts that changed and hold no listing: put together by the workers
-            pool.stop()  # each worker exits after its last task (site files, checks) while this process goes on
+        self.lister = self.stack.enter_context(Workers(1, tasks.chunk_results))
+        self.pending = self.lister.submit([-1 - k for k in range(len(listings))], 1)
+        self.lister.stop()  # it exits once the listings are done
 
-        def listing_chunks() -> dict[str, tuple]:
-            """Each listing's figures entry, once its worker is done (the parts without one are written first)."""
-            if listers:
-                listed = [listers.results(number)[0][0] for number in pending]
-            else:
-                listed = [tasks.other_task(-1 - k)[0] for k in range(len(listings))]
-            return _record_listings(listings, listed, files)
 
-        assets = ASSET_FILES + (("sort.js",) if listings else ()) + (("search.js",) if catalog.site.search else ())
-        assets += ("plotly.min.js",) if any(page.has_charts for page in pages) else ()
-        for name in assets:  # the site's own file (templates/assets/) over the theme's
-            files.add(f"assets/{name}", theme.find(templates, f"assets/{name}").read_bytes())
-        entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in family_files]
-        part_names, part_keys = parts.finish(listing_chunks, pool)
-        by_slug = [data for _, data in sorted(entries)]
-        pieces = figures_pieces(by_slug, part_names)
-        files.add("figures.json", pieces if sink is not None else b"".join(pieces))
-        stray, linted = pool.results(checks_job[0])[0][0] if pool else tasks.JOB["content_checks"]()
-        found = content_warnings(catalog, pages, stray) + linted
-        for name, data in (pool.results(site_job[0])[0][0] if pool else tasks.site_files(site)).items():
-            files.add(name, data)
-        if kept_index is not None:  # made from the same titles and descriptions: the published one stays
-            for rel in kept_index:
-                files.keep(rel)
-        elif index is not None:
-            for rel, data in index.files():
-                files.add(rel, data)
-        if sink is not None and sink.same_files():  # the published marker lists exactly these files
-            files.keep(guard.MARKER)
+def _share(run: _Run, catalog: Catalog, articles: list[Article], listings: list[Listing]) -> int:
+    """Set what the workers inherit (tasks.JOB) and return how many render. In a folder as the last build
+    left it with a page cache, every page's fingerprint is made here, before the pool forks."""
+    renderer = tasks.JOB["renderer"] if run.lister is not None else Renderer(run.templates, catalog, run.code)
+    run.family_files = {x.family.file for x in listings}
+    tasks.JOB.update(
+        catalog=catalog,
+        renderer=renderer,
+        articles=articles,
+        sink=run.sink,
+        listings=listings,
+        family_files=run.family_files,
+        code=run.code,
+        reuse=run.reuse,
+        content_checks=lambda: (stray_files(catalog), lint_warnings(catalog)),  # what depends only on the content
+    )
+    run.files = run.sink if run.sink is not None else Files()
+    fingerprints = Fingerprints(catalog, run.code) if run.cache is not None else None
+    # A page whose page-cache entry still holds is kept (tasks.page_keeper); in a folder as the last build left it
+    # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
+    untouched = run.sink is not None and run.sink.trusted
+    tasks.JOB.update(fingerprints=fingerprints, cache=run.cache, known={}, untouched=untouched)
+    # (asking `trusted` waited for the folder check: the workers forked below get its answer)
+    workers = workers_for(_weight(len(articles), listings), run.jobs, run.pool_min)
+    if workers > 1 and untouched and run.reuse and fingerprints is not None and pagecache.exists(run.cache):
+        # Every page's fingerprint, here before the pool forks (while the listings' process renders), so
+        # the pages that keep are known as soon as the page cache is read (tasks.in_order) and the workers
+        # have only the pages that changed to render, each with its fingerprint made.
+        tasks.JOB["fingerprinted"] = list(map(fingerprints.of, articles))
+    return workers
+
+
+def _start(run: _Run, workers: int, listings: list[Listing]) -> None:
+    """Fork the pool (with more than one worker), start the Publisher's writes, open the next page cache,
+    and queue the listings with the pool when no process of their own renders them."""
+    if run.lister is not None:
+        _let_rows_go(listings)  # before the pool forks: its workers need not hold them either
+    pool = run.pool = run.stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None
+    if (pool is not None or run.lister is not None) and run.sink is not None:
+        run.sink.start_flushing()  # after the forks: a thread is not copied into the workers
+    # a kept page's entry goes to the next cache as the last cache holds it
+    run.nextcache = pagecache.Next(run.cache) if run.cache is not None and run.sink is not None else None
+    if run.nextcache is not None:  # a build that fails leaves no cache file
+        nextcache = run.nextcache
+        run.stack.push(lambda kind, _exc, _tb: kind is not None and nextcache.discard())
+    if pool is not None and run.lister is None:
+        run.pending = pool.submit([-1 - k for k in range(len(listings))], 1)
+        _let_rows_go(listings)
+
+
+def _last_cache(run: _Run) -> tuple[pagecache.Cache, bool]:
+    """The last build's page cache, and whether it is the one that build recorded (pagecache.read)."""
+    if run.cache is None or not run.reuse:
+        return pagecache.Cache(), False
+    return pagecache.read(run.cache, run.sink.page_cache_digest if run.sink is not None else None)
+
+
+def _search_index(run: _Run, catalog: Catalog, articles: list[Article], listings) -> tuple:
+    """The search index (None without `search: true`), started now: Pagefind indexes titles and
+    descriptions while pages render; and the published index's files when it can stand as it is."""
+    if not catalog.site.search:
+        return None, None
+    index = run.stack.enter_context(
+        contextlib.closing(search.Index(_searched(articles, listings), catalog.site.language))
+    )
+    kept_index = None
+    if run.cache is not None and run.sink is not None and run.reuse:
+        kept_index = search.published(run.cache, index.key, run.sink.have)
+    if kept_index is None:
+        index.start()
+    return index, kept_index
+
+
+class _Queued(NamedTuple):
+    """Work _queue_site_work handed out: the site files' task, the pool's chunks for it and for the content
+    checks (None without a pool), and the figures parts."""
+
+    site: tasks.SiteFiles
+    site_job: list[int] | None
+    checks_job: list[int] | None
+    parts: figures_parts.Parts
+
+
+def _queue_site_work(run: _Run, order: list[int], pages: list, cached: dict, listings, saved_parts: dict) -> _Queued:
+    """Once every page is in, queue with the pool what needs them all: the site files, the content checks,
+    then the figures parts that changed; the workers exit after these while this process goes on."""
+    pool = run.pool
+    site = tasks.SiteFiles(
+        [(i, [d.toordinal() for d in p.prices_checked]) for i, p in zip(order, pages, strict=True)],
+        {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None},
+    )
+    site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
+    checks_job = pool.submit([tasks.ContentChecks()], 1) if pool else None  # by the other worker
+    kept_slugs = {cached[i].article.slug for i in cached}
+    parts = figures_parts.Parts(listings, pages, order, kept_slugs, run.files, run.cache, saved_parts)
+    if pool:
+        parts.send(pool)  # the figures parts that changed and hold no listing: put together by the workers
+        pool.stop()  # each worker exits after its last task while this process goes on
+    return _Queued(site, site_job, checks_job, parts)
+
+
+def _site_files(run: _Run, catalog: Catalog, listings, pages: list, queued: _Queued, index, kept_index) -> tuple:
+    """Add the assets, the figures parts and figures.json, the site files, the search index and the marker;
+    return the content's warnings and the figures parts' keys for the page cache."""
+    files, pool = run.files, run.pool
+    listers = run.lister if run.lister is not None else pool  # who renders the listings (None: this process)
+
+    def listing_chunks() -> dict[str, tuple]:
+        """Each listing's figures entry, once its worker is done (the parts without one are written first)."""
+        if listers is not None:
+            listed = [listers.results(number)[0][0] for number in run.pending]
         else:
-            marker = guard.manifest_pieces(files.paths())
-            files.add(guard.MARKER, marker if sink is not None else b"".join(marker))  # last: it names every other file
-    return Result(catalog, pages, files, found, workers, len(rendered), nextcache, part_keys, written, parsed, rows)
+            listed = [tasks.other_task(-1 - k)[0] for k in range(len(listings))]
+        return _record_listings(listings, listed, files)
+
+    assets = ASSET_FILES + (("sort.js",) if listings else ()) + (("search.js",) if catalog.site.search else ())
+    assets += ("plotly.min.js",) if any(page.has_charts for page in pages) else ()
+    for name in assets:  # the site's own file (templates/assets/) over the theme's
+        files.add(f"assets/{name}", theme.find(run.templates, f"assets/{name}").read_bytes())
+    entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in run.family_files]
+    part_names, part_keys = queued.parts.finish(listing_chunks, pool)
+    by_slug = [data for _, data in sorted(entries)]
+    pieces = figures_pieces(by_slug, part_names)
+    files.add("figures.json", pieces if run.sink is not None else b"".join(pieces))
+    stray, linted = pool.results(queued.checks_job[0])[0][0] if pool else tasks.JOB["content_checks"]()
+    found = content_warnings(catalog, pages, stray) + linted
+    for name, data in (pool.results(queued.site_job[0])[0][0] if pool else tasks.site_files(queued.site)).items():
+        files.add(name, data)
+    if kept_index is not None:  # made from the same titles and descriptions: the published one stays
+        for rel in kept_index:
+            files.keep(rel)
+    elif index is not None:
+        for rel, data in index.files():
+            files.add(rel, data)
+    if run.sink is not None and run.sink.same_files():  # the published marker lists exactly these files
+        files.keep(guard.MARKER)
+    else:
+        marker = guard.manifest_pieces(files.paths())
+        files.add(guard.MARKER, marker if run.sink is not None else b"".join(marker))  # last: it names every other file
+    return found, part_keys
 
 
 def _take_pages(
