@@ -63,6 +63,10 @@ class Workers:
             raise
         finally:
             gc.unfreeze()  # here, in the main process; the workers keep them frozen
+        # This process only writes tasks: with its copy of the read end closed, the workers hold the only
+        # ones, so a task written when every worker has died fails at once (EPIPE) rather than waiting for
+        # ever for a reader (a chunk larger than the pipe, written while the last worker died).
+        self._tasks._reader.close()
 
     def __len__(self) -> int:
         return len(self._procs)
@@ -95,8 +99,14 @@ class Workers:
 
     def _feed(self) -> None:
         while self._waiting and self._queued < (AHEAD + 1) * len(self._procs):
-            self._tasks.put(self._waiting.popleft())
+            self._put(self._waiting.popleft())
             self._queued += 1
+
+    def _put(self, item) -> None:
+        try:
+            self._tasks.put(item)
+        except BrokenPipeError:  # no worker is left to read it
+            raise BuildError("a worker process stopped before finishing its pages") from None
 
     def _receive(self) -> None:
         open_ends = [conn for conn in self._results if not conn.closed]
@@ -139,7 +149,7 @@ class Workers:
         if not self._stopped:
             self._stopped = True
             for _ in self._procs:
-                self._tasks.put(None)
+                self._put(None)
         return True
 
     def close(self) -> None:

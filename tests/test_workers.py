@@ -72,6 +72,33 @@ def test_a_killed_worker_stops_the_build_instead_of_hanging():
             pool.results(number)
 
 
+def _busy_then_dead(chunk: list) -> list:
+    import time
+
+    time.sleep(0.3)
+    os._exit(1)
+
+
+def test_a_worker_that_dies_before_reading_a_large_chunk_is_an_error_not_a_hang():
+    """A chunk larger than the task pipe is written while the only worker is busy; the worker dies without
+    reading it. The main process's own copy of the pipe's read end used to keep that write waiting for
+    ever; now the write fails and the build stops with the dead worker's message."""
+
+    def too_long(signum, frame):
+        raise TimeoutError("the main process waited for ever to write a task")
+
+    before = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(20)
+    try:
+        with pytest.raises(BuildError, match="worker process stopped"), Workers(1, _busy_then_dead) as pool:
+            pool.submit([0], 1)
+            pool.submit([b"x" * (4 << 20)], 1)  # 4 MB: more than the pipe holds
+            pool.results(0)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
 def collector_on(_: int) -> bool:
     import gc
 
