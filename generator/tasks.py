@@ -129,7 +129,7 @@ class _Listed(NamedTuple):
 @dataclass(frozen=True)
 class ContentChecks:
     """A task: the warnings that depend only on the content (JOB["content_checks"]), made by a worker that
-    is done with its pages while the main process writes the figures parts."""
+    is done with its pages while the main process writes the listings' figures parts."""
 
 
 def other_task(task: int | SiteFiles | ContentChecks | figures_parts.Part) -> tuple:
