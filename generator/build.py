@@ -365,8 +365,7 @@ def _queue_site_work(run: _Run, order: list[int], pages: list, cached: dict, lis
     )
     site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
     checks_job = pool.submit([tasks.ContentChecks()], 1) if pool else None  # by the other worker
-    kept_slugs = {cached[i].article.slug for i in cached}
-    parts = figures_parts.Parts(listings, pages, order, kept_slugs, run.files, run.cache, saved_parts)
+    parts = figures_parts.Parts(listings, pages, order, cached, run.files, run.cache, saved_parts)
     if pool:
         parts.send(pool)  # the figures parts that changed and hold no listing: put together by the workers
         pool.stop()  # each worker exits after its last task while this process goes on

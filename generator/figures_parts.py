@@ -8,7 +8,7 @@ parts: most of a part's cost is reading its pages' entries back, and the two can
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from generator import pagecache, tasks
@@ -51,22 +51,23 @@ class Parts:
     """
 
     def __init__(
-        self, listings, pages: list[tasks.PageInfo], order: list[int], kept_slugs: set[str], files, cache, saved_parts
+        self, listings, pages: list[tasks.PageInfo], order: list[int], kept: Container[int], files, cache, saved_parts
     ):
-        self.files, self.cache, self.saved_parts, self.kept_slugs = files, cache, saved_parts, kept_slugs
+        """`order`: each page's article index; `kept`: the article indices of the pages that kept their files."""
+        self.files, self.cache, self.saved_parts, self.kept = files, cache, saved_parts, kept
         self.sink = files if isinstance(files, Publisher) else None
         self.listings = bool(listings)
         self.planned = _plan(listings, pages, order)  # (part, its entries), in order: see _plan
         self.part_keys: dict[str, list] = {}
         self._done: set[str] = set()  # parts kept, written or sent
-        self._sent: list[tuple[list[int], list[tuple[str, str | None]]]] = []  # chunk numbers, (part, key) each
+        self._sent: list[int] = []  # the pool's chunks of parts
+        self._sent_keys: list[tuple[str, str | None]] = []  # each sent part and its key, in order
 
     def send(self, pool: Workers) -> None:
         """Hand the parts that hold no listing's entry and changed to the pool's workers (with a Publisher)."""
         if self.sink is None:
             return
         sent: list[Part] = []
-        keys = []
         for rel, held in self.planned:
             if any(data is not None for _, data, _, _ in held):  # a listing's, or (not in a folder) a page's
                 continue
@@ -74,12 +75,11 @@ class Parts:
             key = self._key(rel, held)
             if key is _KEPT:
                 continue
-            kept = [slug in self.kept_slugs for slug, _, _, _ in held]
-            sent.append(Part(rel, [i for _, _, _, i in held], kept, self.saved_parts.get(rel)))
-            keys.append((rel, key))
+            pages = [i for _, _, _, i in held]
+            sent.append(Part(rel, pages, [i in self.kept for i in pages], self.saved_parts.get(rel)))
+            self._sent_keys.append((rel, key))
         if sent:  # two chunks a worker at most: with the site files and checks, every chunk is queued at once
-            numbers = pool.submit(sent, -(-len(sent) // (2 * len(pool))))
-            self._sent.append((numbers, keys))
+            self._sent = pool.submit(sent, -(-len(sent) // (2 * len(pool))))
 
     def finish(self, listing_chunks: Callable[[], dict], pool: Workers | None) -> tuple[list[str], dict[str, list]]:
         """Write the parts not sent (those that hold a listing's entry last, once `listing_chunks()` has
@@ -95,12 +95,11 @@ class Parts:
         chunks = listing_chunks() if self.listings else {}
         for rel, held in later:
             self._write(rel, [(e[0], *chunks[e[0]], None) if e[1] is _LISTING else e for e in held])
-        for numbers, keys in self._sent:
-            done = [result for number in numbers for result, _ in pool.results(number)]
-            for (rel, key), (status, size) in zip(keys, done, strict=True):
-                self.sink.stored(rel, status)
-                if key is not None:
-                    self.part_keys[rel] = [key, size]
+        done = [result for number in self._sent for result, _ in pool.results(number)]
+        for (rel, key), (status, size) in zip(self._sent_keys, done, strict=True):
+            self.sink.stored(rel, status)
+            if key is not None:
+                self.part_keys[rel] = [key, size]
         names = [rel for rel, _ in self.planned]
         return names, {rel: self.part_keys[rel] for rel in names if rel in self.part_keys}  # in the parts' order
 
@@ -120,7 +119,7 @@ class Parts:
         key = self._key(rel, held)
         if key is _KEPT:
             return
-        entries = [(slug, data, slug in self.kept_slugs) for slug, data, _, _ in held]
+        entries = [(slug, data, i in self.kept) for slug, data, _, i in held]
         pieces, was = _pieces(rel, entries, self.sink, self.cache, self.saved_parts)
         if self.sink is not None:
             self.sink.add(rel, pieces, was)

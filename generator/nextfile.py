@@ -11,12 +11,30 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from pathlib import Path
+
+from generator.write import read_file
 
 
 def header(head: str, digest: str) -> bytes:
     """The first line of a state file in format `head` whose records have sha256 `digest`."""
     return f"{head} {digest}\n".encode()
+
+
+def read(path: Path, head: str) -> tuple[memoryview, str] | None:
+    """A state file's records (a view of the one read) and their sha256, when the file is in format `head`
+    and its header gives that digest; None when it is missing, unreadable, of another format or damaged."""
+    try:
+        data = read_file(os.fspath(path))
+    except OSError:
+        return None
+    cut = data.find(b"\n", 0, len(head) + 66)
+    if cut < 0:
+        return None
+    records = memoryview(data)[cut + 1 :]
+    digest = hashlib.sha256(records).hexdigest()
+    return (records, digest) if data[: cut + 1] == header(head, digest) else None
 
 
 class NextFile:

@@ -30,7 +30,6 @@ import array
 import codecs
 import contextlib
 import datetime as dt
-import hashlib
 import itertools
 import json
 import marshal
@@ -39,6 +38,7 @@ import re
 import sys
 from pathlib import Path
 
+from generator import nextfile
 from generator.fingerprints import digest_of
 from generator.nextfile import NextFile
 from generator.write import SAFE_REL, read_file
@@ -101,10 +101,6 @@ class Cache:
             "files": dict(zip(names, self.sizes[start : start + len(names)], strict=True)),
         }
 
-    def pages(self) -> dict[str, dict]:
-        """Every page's entry, by slug."""
-        return {slug: self.entry(k) for slug, k in self.index.items()}
-
 
 def read(out: Path, digest: str | None = None) -> tuple[Cache, bool]:
     """The cache beside `out` and whether it is `verified`; an empty one where it is missing, damaged or of
@@ -115,25 +111,17 @@ def read(out: Path, digest: str | None = None) -> tuple[Cache, bool]:
     that build made, with paths it checked. Whatever the digest, the file is
     used only when what follows its header has the sha256 the header gives.
     """
-    try:
-        data = read_file(os.fspath(cache_path(out)))
-    except OSError:
+    found = nextfile.read(cache_path(out), HEAD)
+    if found is None:
         return Cache(), False
-    prefix = f"{HEAD} ".encode()
-    cut = data.find(b"\n", 0, len(prefix) + 65)
-    if not data.startswith(prefix) or cut != len(prefix) + 64:
-        return Cache(), False
-    found = data[len(prefix) : cut].decode("ascii")
-    body = memoryview(data)[cut + 1 :]
-    if hashlib.sha256(body).hexdigest() != found:
-        return Cache(), False
+    body, recorded = found
     try:
         loaded = marshal.loads(body)
     except (EOFError, ValueError, TypeError, MemoryError):  # not marshal data, though its digest matches
         return Cache(), False
     if not _whole(loaded):
         return Cache(), False
-    return Cache(loaded), digest is not None and found == digest
+    return Cache(loaded), digest is not None and recorded == digest
 
 
 def _whole(body) -> bool:
@@ -155,13 +143,6 @@ def _whole(body) -> bool:
             return False
     sizes = body.get("sizes")
     return type(sizes) is bytes and len(sizes) == 8 * sum(map(len, body["files"]))
-
-
-def load(out: Path, digest: str | None = None) -> tuple[dict, dict, bool]:
-    """(pages, parts, verified): every page's entry by slug (see Cache.entry), each figures part's [key,
-    size], and whether the cache is the one the last build recorded (see `read`)."""
-    cache, verified = read(out, digest)
-    return cache.pages(), cache.parts, verified
 
 
 def part_key(entries: list[tuple[str, str]]) -> str:
@@ -240,20 +221,11 @@ def figures_of(out: Path, slug: str) -> bytes | None:
 _PLAIN_SLUG = re.compile(rb"[a-z0-9]+(?:-[a-z0-9]+)*")  # escape.PAGE_SLUG, on bytes
 
 
-def part_entries(out: Path, rel: str, saved: dict) -> dict[str, memoryview]:
-    """The article entries of the published figures part `rel`, by slug, when it is as the last build left it.
-
-    A part that must be written again (one of its pages changed) takes its
-    kept pages' entries from here: one read instead of one per page. Empty
-    when the part is missing, has another size than recorded, or does not
-    split cleanly; those pages are then read from their own figures.json.
-    """
-    return published_part(out, rel, saved)[1]
-
-
 def published_part(out: Path, rel: str, saved: dict) -> tuple[bytes | None, dict[str, memoryview]]:
-    """The published part `rel` as read (None when unreadable or not the size recorded), and its entries as
-    `part_entries` gives them. Its bytes let the new part be compared in memory, not read a second time."""
+    """The published part `rel` as read, and its article entries by slug, when it is as the last build left
+    it (the size recorded); else (None, {}). A part that must be written again (one of its pages changed)
+    takes its kept pages' entries from here, one read instead of one per page, and is compared with these
+    bytes in memory; pages missing here are read from their own figures.json."""
     known = saved.get(rel)
     if not (isinstance(known, list) and len(known) == 2):
         return None, {}

@@ -100,7 +100,7 @@ class Publisher:
             found.check.close()
         self._shown = shown
         self._trusted = listed is not None
-        # the page cache's sha256 as that build recorded it (pagecache.load), when the folder is trusted
+        # the page cache's sha256 as that build recorded it (pagecache.read), when the folder is trusted
         self.page_cache_digest: str | None = None
         # folder -> [inode, mtime, files] as recorded, while true of the folder (see folder_stats)
         self._recorded: dict[str, list] = {}

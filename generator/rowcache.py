@@ -21,17 +21,16 @@ published: its rows are not held to the end of the build, nor copied into the wo
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import marshal
 import os
 import sys
 from pathlib import Path
 
-from generator import listingcache
+from generator import listingcache, nextfile
 from generator.families import ROW_VALUES, row_values
 from generator.fingerprints import digest_of, offer_fields
-from generator.nextfile import NextFile, header
+from generator.nextfile import NextFile
 from generator.records import Catalog
 
 VERSION = 2
@@ -157,14 +156,10 @@ def _shaped(rows) -> bool:
 
 def _read(path: Path) -> dict | None:
     """The cache file's rows by family and provider, when its header and digest are right."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.readline()
-            payload = fh.read()
-    except OSError:
+    found = nextfile.read(path, HEAD)
+    if found is None:
         return None
-    if head != header(HEAD, hashlib.sha256(payload).hexdigest()):
-        return None
+    payload = found[0]
     out: dict[str, tuple[str, dict]] = {}
     records = io.BytesIO(payload)
     try:

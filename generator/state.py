@@ -237,7 +237,7 @@ def unchanged(out: Path, digest: str) -> tuple[int, list[str]] | None:
 class Untouched(NamedTuple):
     folders: dict  # output_stats as recorded
     marker: bytes  # the marker file's bytes, as the build wrote them
-    page_cache: str | None  # the sha256 of the page cache that build wrote (pagecache.load checks it)
+    page_cache: str | None  # the sha256 of the page cache that build wrote (pagecache.read checks it)
     check: FolderCheck | None = None  # whether the folders are as recorded (asked before trusting the rest)
 
 

@@ -90,6 +90,14 @@ def test_rebuild_keeps_unchanged_files_untouched(tmp_path):
     assert css.stat().st_mtime == 1_000_000_000
 
 
+def _load_page_cache(out, digest=None):
+    """(every page's entry by slug, each figures part's [key, size], verified) from pagecache.read."""
+    from generator import pagecache
+
+    cache, verified = pagecache.read(out, digest)
+    return {slug: cache.entry(k) for slug, k in cache.index.items()}, cache.parts, verified
+
+
 def args(content, out, *extra):
     return ["build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra]
 
@@ -300,7 +308,7 @@ def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(t
     recorded = json.loads(state.state_path(out).read_text())["page_cache"]
     data = cache.read_bytes()
     assert recorded == hashlib.sha256(data.partition(b"\n")[2]).hexdigest() and recorded.encode() in data
-    pages, _, verified = pagecache.load(out, recorded)
+    pages, _, verified = _load_page_cache(out, recorded)
     assert verified and pages
     slug = sorted(pages)[0]
 
@@ -309,17 +317,17 @@ def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(t
         body["checked"][k] = ("5", *body["checked"][k])
 
     _rewrite_page_cache(out, damage)
-    assert pagecache.read(out)[0].slugs and not pagecache.load(out, recorded)[2]
+    assert pagecache.read(out)[0].slugs and not _load_page_cache(out, recorded)[2]
     about.write_text(about.read_text() + "And another.\n")
     again = run_cli(*args(content, out, "--jobs", "2"))
     assert again.exit_code == 0 and rendered_count(again.output) == plain + 1, again.output  # and the damaged one
     assert run_cli(*args(content, out, "--check")).exit_code == 0
-    before = pagecache.load(out, json.loads(state.state_path(out).read_text())["page_cache"])
+    before = _load_page_cache(out, json.loads(state.state_path(out).read_text())["page_cache"])
     assert before[2]
     # a build that keeps every family page carries each entry over as the last cache had it
     about.write_text(about.read_text() + "And one more.\n")
     assert rendered_count(run_cli(*args(content, out, "--jobs", "2")).output) == plain
-    after = pagecache.load(out, json.loads(state.state_path(out).read_text())["page_cache"])
+    after = _load_page_cache(out, json.loads(state.state_path(out).read_text())["page_cache"])
     assert after[2] and after[0] == before[0]
 
 
@@ -650,19 +658,19 @@ _LISTINGS = {"fine-tune-open-models-every-setup", "fine-tune-70b-every-setup"}
 
 
 def test_a_published_part_splits_back_into_its_entries(site, tmp_path):
-    """pagecache.part_entries cuts a part into the entries figures_pieces joined, for the parts of the default
+    """pagecache.published_part cuts a part into the entries figures_pieces joined, for the parts of the default
     site, and refuses a part whose size is not the one recorded."""
     from generator import pagecache
     from generator.figures_json import figures_pieces
 
     for rel in json.loads((site.out / "figures.json").read_text())["parts"]:
         data = (site.out / rel).read_bytes()
-        found = pagecache.part_entries(site.out, rel, {rel: ["key", len(data)]})
+        found = pagecache.published_part(site.out, rel, {rel: ["key", len(data)]})[1]
         assert list(found) == sorted(json.loads(data)["articles"])
         assert b"".join(figures_pieces(list(found.values()))) == data
         assert all(bytes(chunk).endswith(b"\n }") for chunk in found.values())
-        assert pagecache.part_entries(site.out, rel, {rel: ["key", len(data) + 1]}) == {}
-    assert pagecache.part_entries(site.out, "figures/none.json", {"figures/none.json": ["key", 1]}) == {}
+        assert pagecache.published_part(site.out, rel, {rel: ["key", len(data) + 1]})[1] == {}
+    assert pagecache.published_part(site.out, "figures/none.json", {"figures/none.json": ["key", 1]})[1] == {}
 
 
 def test_library_versions_are_what_importlib_metadata_reports():
@@ -761,7 +769,7 @@ def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     content = make_content(tmp_path, families=True)
     out = tmp_path / "site"
     assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
-    pages, _, _ = pagecache.load(out)
+    pages, _, _ = _load_page_cache(out)
     assert pages
     for slug, entry in pages.items():
         on_disk = {p.name: p.stat().st_size for p in (out / slug).iterdir() if p.is_file()}
