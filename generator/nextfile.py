@@ -1,5 +1,6 @@
-"""The next version of a state file beside the output folder (the row cache, the listing caches), written a
-record at a time behind a header line that names its format and the sha256 of everything after it.
+"""The state files beside the output folder (the row cache, the listing caches, the page cache): the next
+version of one, written a record at a time behind a header line that names its format and the sha256 of
+everything after it, and `read`, which takes a whole file only when its header and digest hold.
 
 The header goes in last, so a file cut short by a crash never has a digest that matches; the file is
 `<name>.tmp` until its owner puts it in place once the site is published, or removes it when the build
