@@ -192,3 +192,59 @@ def test_markdown_escape_shortcut_matches_the_full_escape(text):
 
     expected = re.sub(r"([\\`*_\[\]<>|~&#])", r"\\\1", " ".join(text.split()))
     assert md_escape(text) == expected
+
+
+def _deepest(text: str) -> tuple[int, bool]:
+    """The deepest nesting the parser's events reach in `text` (up to its first error), and whether it holds
+    an alias: what the scan in schema.parse_yaml looks for, counted here from PyYAML's own events."""
+    loader = yaml.SafeLoader(text)
+    depth = deepest = 0
+    alias = False
+    try:
+        while (event := loader.get_event()) is not None:
+            alias = alias or isinstance(event, yaml.AliasEvent)
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                deepest = max(deepest, depth)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        pass
+    return deepest, alias
+
+
+def test_texts_that_skip_the_nesting_scan():
+    """Flat one-line flow collections skip the scan; a bracket the shortcut cannot account for does not."""
+    from generator.schema import _may_nest
+
+    snapshot = "offers:\n  - {gpu: h100, count: 2, usd_per_hour: 5.00}\n  - {gpu: b200, count: 1, usd_per_hour: 5}\n"
+    assert not _may_nest(snapshot)
+    assert not _may_nest("tags: [a, b]\nname: x\n")
+    for text in [
+        'a: [ "]", [ "]", [ "]", [x]]]]\n',  # closers in quotes hide the nesting from a count
+        "a: [\n  [b]]\n",  # a collection over two lines
+        "{a: [b]}\n",  # one inside another
+        "a: &x [1]\nb: *x\n",  # an alias
+        "a: [b] # ]\n",  # a bracket in a comment
+        "- " * 12 + "x\n",  # compact nesting
+        " " * 24 + "x\n",
+    ]:
+        assert _may_nest(text), text
+
+
+_YAMLISH = st.text(alphabet=st.sampled_from("[]{}\"'#*&!|>-?:, \nab"), max_size=60)
+
+
+@given(
+    st.one_of(
+        _YAMLISH, st.tuples(st.sampled_from("[{"), st.integers(20, 40), _YAMLISH).map(lambda t: t[0] * t[1] + t[2])
+    )
+)
+def test_a_text_that_skips_the_scan_nests_no_deeper_than_its_lines_show(text):
+    """Whatever `_may_nest` lets through holds no alias and nests about as deep as its lines' indentation
+    and indicators (under 24 characters, then at most one flat flow collection)."""
+    from generator.schema import _may_nest
+
+    if not _may_nest(text):
+        deepest, alias = _deepest(text)
+        assert not alias and deepest <= 26, (text, deepest)
