@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from generator import __version__
-from generator.errors import ContentError, CostpressError
+from generator.errors import ContentError, CostpressError, one_line
 
 # Heavy modules (pandas, plotly, the renderer) are imported inside the commands,
 # so that `costpress build` with nothing to do answers before loading them.
@@ -93,12 +93,12 @@ class CostpressGroup(click.Group):
             return super().invoke(ctx)
         except ContentError as exc:
             for line in exc.problems:
-                click.echo(f"error: {line}", err=True)
+                click.echo(f"error: {one_line(line)}", err=True)
             n = len(exc.problems)
             click.echo(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.", err=True)
             ctx.exit(1)
         except CostpressError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {one_line(str(exc))}", err=True)
             ctx.exit(1)
         except Terminated:  # 128 + SIGTERM, as a shell reports it
             click.echo("stopped by SIGTERM; a build leaves the published folder as it was.", err=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from generator.commands.base import Terminated, cli, content_option, out_option, templates_option
-from generator.errors import ContentError, CostpressError
+from generator.errors import ContentError, CostpressError, one_line
 
 # The last build's result and output, kept until the process exits or builds again. A
 # 10,000-page build holds about a million objects (articles, a listing row per combination,
@@ -177,7 +177,7 @@ def _build(
         if found is not None:
             count, warnings = found
             for line in warnings:  # the same inputs warn the same way: say it again
-                click.echo(f"warning: {line}", err=True)
+                click.echo(f"warning: {one_line(line)}", err=True)
             click.echo(
                 f"nothing to build: inputs unchanged since the last build of {out} "
                 f"({count} files) in {time.perf_counter() - start:.2f} s"
@@ -244,7 +244,7 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
     from generator.write import compare
 
     for line in result.warnings:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {one_line(line)}", err=True)
     if check:
         diff = compare(result.files, dest)
         if not diff.clean:
