@@ -47,6 +47,8 @@ def _json(path: Path) -> dict:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise CostpressError(f"{path}: cannot read as JSON ({exc})") from None
+    except RecursionError:  # the decoder recurses once a level
+        raise CostpressError(f"{path}: cannot read as JSON (nested too deeply)") from None
 
 
 def _number(value, where: str, positive: bool = True) -> float:

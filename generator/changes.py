@@ -64,6 +64,8 @@ def parse(data: bytes, where: str, read_part=None) -> dict:
         doc = json.loads(data)
     except ValueError as exc:
         raise CostpressError(f"{where}: not a costpress figures.json (not JSON: {exc})") from None
+    except RecursionError:  # the decoder recurses once a level
+        raise CostpressError(f"{where}: not a costpress figures.json (nested too deeply to read)") from None
     articles = doc.get("articles") if isinstance(doc, dict) else None
     parts = doc.get("parts", []) if isinstance(doc, dict) else None
     if not isinstance(articles, dict) or not isinstance(parts, list):

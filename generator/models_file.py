@@ -29,6 +29,8 @@ def read_config(path: Path) -> Architecture:
         raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise CostpressError(f"{path}: expected a JSON config.json ({exc})") from None
+    except RecursionError:  # the decoder recurses once a level: thousands of nested brackets
+        raise CostpressError(f"{path}: expected a JSON config.json (nested too deeply to read)") from None
     try:
         return from_config(config)
     except UnknownArchitecture as exc:

@@ -134,5 +134,5 @@ def _decoded(line: str, display: str) -> Doc | None:
         obj = json.loads(line, object_hook=_hook)
         lines = {tuple(path): n for path, n in obj["lines"]}
         return Doc(display, obj["data"], lines=lines)
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         return None

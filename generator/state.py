@@ -217,7 +217,7 @@ def _saved(out: Path):
             if _last_saved[0] == key:
                 return _last_saved[1]
             saved = json.loads(fh.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     _last_saved[:] = [key, saved]
     return saved

@@ -80,6 +80,26 @@ def test_qwen3_moe_and_gemma2_layouts():
     assert from_config(gemma).parameters() == 100 * 8 + layer + 8
 
 
+LLAMA = {"model_type": "llama", "vocab_size": 100, "hidden_size": 8, "num_hidden_layers": 1,
+         "num_attention_heads": 4, "intermediate_size": 12}  # fmt: skip
+QWEN_MOE = {"model_type": "qwen2_moe", "vocab_size": 100, "hidden_size": 8, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 6,
+            "intermediate_size": 12}  # fmt: skip
+
+
+def test_optional_keys_left_out_or_null_take_their_defaults():
+    assert from_config(LLAMA) == from_config({**LLAMA, "num_key_value_heads": None, "head_dim": None})
+    assert from_config(LLAMA).kv_heads == 4 and from_config(LLAMA).head_dim == 2
+
+
+def test_a_config_nested_thousands_deep_is_a_clean_error(tmp_path):
+    deep = tmp_path / "config.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli("import-model", str(deep), "--id", "x", "--name", "X", "--content", str(make_content(tmp_path)))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "config.json: expected a JSON config.json (nested too deeply to read)" in result.output
+
+
 @pytest.mark.parametrize(
     "config, words",
     [
@@ -87,6 +107,18 @@ def test_qwen3_moe_and_gemma2_layouts():
         ({"architectures": ["FooForCausalLM"], "hidden_size": 10}, "no model_type: expected a Hugging Face config"),
         ({"model_type": "llama", "vocab_size": 10}, "hidden_size: expected a whole number"),
         ([1, 2], "expected a JSON object"),
+        # optional keys are checked as the required ones are (each of these ended in a traceback or a
+        # parameter count such as 5,949,886,464.0 before)
+        ({**LLAMA, "num_key_value_heads": "8"}, "num_key_value_heads: expected a whole number of 1 or more"),
+        ({**LLAMA, "num_key_value_heads": 8.5}, "num_key_value_heads: expected a whole number of 1 or more"),
+        ({**LLAMA, "num_key_value_heads": 0}, "num_key_value_heads: expected a whole number of 1 or more"),
+        ({**LLAMA, "num_key_value_heads": 3}, "num_key_value_heads: expected a number that divides num_attention"),
+        ({**LLAMA, "head_dim": 1.5}, "head_dim: expected a whole number of 1 or more"),
+        ({**LLAMA, "tie_word_embeddings": "false"}, "tie_word_embeddings: expected true or false, got 'false'"),
+        ({**QWEN_MOE, "decoder_sparse_step": "2"}, "decoder_sparse_step: expected a whole number of 1 or more"),
+        ({**QWEN_MOE, "mlp_only_layers": [[1]]}, "mlp_only_layers: expected a list of layer numbers from 0 to 1"),
+        ({**QWEN_MOE, "mlp_only_layers": [2]}, "mlp_only_layers: expected a list of layer numbers from 0 to 1"),
+        ({**QWEN_MOE, "shared_expert_intermediate_size": "x"}, "shared_expert_intermediate_size: expected a whole"),
     ],
 )
 def test_an_unknown_or_incomplete_config_is_an_error(config, words):

@@ -150,14 +150,34 @@ def from_config(config: dict) -> Architecture:
             raise UnknownArchitecture(f"{key}: expected a whole number of 1 or more for {family}, got {value!r}")
         return value
 
+    def optional(key: str, default: int, least: int = 1) -> int:
+        """A key a family may leave out (or write as null): `default` then, else a whole number of `least`
+        or more, as transformers reads it."""
+        value = config.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise UnknownArchitecture(f"{key}: expected a whole number of {least} or more for {family}, got {value!r}")
+        return value
+
+    def flag(key: str) -> bool:
+        value = config.get(key, False)
+        if not isinstance(value, bool):
+            raise UnknownArchitecture(f"{key}: expected true or false, got {value!r}")
+        return value
+
     hidden, heads = need("hidden_size"), need("num_attention_heads")
-    kv_heads = config.get("num_key_value_heads") or heads
-    head_dim = config.get("head_dim") or hidden // heads
+    kv_heads = optional("num_key_value_heads", heads)
+    if heads % kv_heads:  # each key/value head serves the same number of query heads
+        raise UnknownArchitecture(
+            f"num_key_value_heads: expected a number that divides num_attention_heads ({heads}), got {kv_heads}"
+        )
+    head_dim = optional("head_dim", hidden // heads)
     layers = need("num_hidden_layers")
-    tied = facts.get("tied", bool(config.get("tie_word_embeddings", False)))
-    if config.get("attention_bias") and not facts.get("qkv_bias"):
+    tied = facts.get("tied", flag("tie_word_embeddings"))
+    if flag("attention_bias") and not facts.get("qkv_bias"):
         raise UnknownArchitecture("attention_bias: true is not supported for this family (o_proj would carry one too)")
-    if config.get("mlp_bias"):
+    if flag("mlp_bias"):
         raise UnknownArchitecture("mlp_bias: true is not supported")
     arch = dict(
         family=family,
@@ -167,7 +187,7 @@ def from_config(config: dict) -> Architecture:
         attention_heads=heads,
         kv_heads=kv_heads,
         head_dim=head_dim,
-        mlp_size=config.get("intermediate_size") or 0,
+        mlp_size=optional("intermediate_size", 0, least=0),
         tied_embeddings=tied,
         qkv_bias=bool(facts.get("qkv_bias", False)),
         qk_norm=bool(facts.get("qk_norm", False)),
@@ -183,14 +203,17 @@ def from_config(config: dict) -> Architecture:
             moe_layers=layers,
         )
     elif moe in ("qwen2_moe", "qwen3_moe"):
-        step = config.get("decoder_sparse_step", 1) or 1
-        dense = set(config.get("mlp_only_layers") or [])
+        step = optional("decoder_sparse_step", 1)
+        dense = config.get("mlp_only_layers") or []
+        if not isinstance(dense, list) or not all(type(i) is int and 0 <= i < layers for i in dense):
+            raise UnknownArchitecture(f"mlp_only_layers: expected a list of layer numbers from 0 to {layers - 1}")
+        dense = set(dense)
         moe_layers = sum(1 for i in range(layers) if i not in dense and (i + 1) % step == 0)
         arch.update(
             experts=need("num_experts"),
             experts_per_token=need("num_experts_per_tok"),
             expert_mlp_size=need("moe_intermediate_size"),
-            shared_expert_mlp_size=config.get("shared_expert_intermediate_size", 0) if moe == "qwen2_moe" else 0,
+            shared_expert_mlp_size=optional("shared_expert_intermediate_size", 0, least=0) if moe == "qwen2_moe" else 0,
             moe_layers=moe_layers,
         )
         if moe_layers < layers:
