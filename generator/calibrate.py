@@ -43,12 +43,16 @@ class Measurement:
 
 
 def _json(path: Path) -> dict:
+    """A Trainer's JSON file, which holds one object."""
     try:
-        return json.loads(path.read_text())
+        found = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise CostpressError(f"{path}: cannot read as JSON ({exc})") from None
     except RecursionError:  # the decoder recurses once a level
         raise CostpressError(f"{path}: cannot read as JSON (nested too deeply)") from None
+    if not isinstance(found, dict):
+        raise CostpressError(f"{path}: expected a JSON object, as the Trainer writes, got a {type(found).__name__}")
+    return found
 
 
 def _number(value, where: str, positive: bool = True) -> float:
@@ -69,6 +73,8 @@ def from_trainer(folder: Path, sequence_length: int | None) -> Measurement:
     state = _json(folder / "trainer_state.json")
     results = _json(folder / "train_results.json") if (folder / "train_results.json").exists() else {}
     history = state.get("log_history") or []
+    if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+        raise CostpressError(f"{folder}/trainer_state.json: log_history: expected a list of log entries (objects)")
     final = next((h for h in reversed(history) if "train_runtime" in h), {})
     seconds = results.get("train_runtime") or final.get("train_runtime")
     if not seconds:

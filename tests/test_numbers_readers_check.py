@@ -125,6 +125,25 @@ def test_calibrate_refuses_a_log_that_cannot_be_a_run(tmp_path, rows, words):
     assert words in result.output, result.output
 
 
+@pytest.mark.parametrize(
+    ("state", "words"),
+    [
+        ("[]", "trainer_state.json: expected a JSON object, as the Trainer writes, got a list"),
+        ('{"log_history": [1, 2]}', "trainer_state.json: log_history: expected a list of log entries (objects)"),
+        ('{"log_history": "x"}', "trainer_state.json: log_history: expected a list of log entries (objects)"),
+        ("[" * 100_000 + "]" * 100_000, "trainer_state.json: cannot read as JSON (nested too deeply)"),
+    ],
+)
+def test_calibrate_refuses_a_trainer_log_of_another_shape(tmp_path, state, words):
+    """The first, second and last of these ended in a traceback (a list has no .get, an int is not iterable,
+    the JSON decoder's recursion); the third was read letter by letter."""
+    (tmp_path / "trainer_state.json").write_text(state)
+    args = ["calibrate", "--trainer", str(tmp_path), "--id", "x", "--model", "llama-3.3-70b", "--method", "lora"]
+    result = run_cli(*args, "--gpu", "h100", "--out", "-", "--content", str(CONTENT))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert words in result.output, result.output
+
+
 def test_calibrate_refuses_a_time_that_is_not_a_number(tmp_path):
     args = ["calibrate", "--tokens", "2M", "--id", "x", "--model", "llama-3.3-70b", "--method", "lora"]
     result = run_cli(*args, "--gpu", "h100", "--seconds", "nan", "--out", "-")
