@@ -101,9 +101,16 @@ def from_trainer(folder: Path, sequence_length: int | None) -> Measurement:
 def from_csv(path: Path, skip_steps: int = 0) -> Measurement:
     """A CSV with columns step, seconds, tokens: one row per optimizer step."""
     try:
-        rows = list(csv.DictReader(io.StringIO(path.read_text())))
+        reader = csv.DictReader(io.StringIO(path.read_text()))
+        rows = list(reader)
     except OSError as exc:
         raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise CostpressError(f"{path}: expected UTF-8 text") from None
+    except csv.Error as exc:  # a field past the csv module's 131,072 characters
+        raise CostpressError(
+            f"{path}:{reader.line_num + 1}: expected a CSV with columns step, seconds, tokens ({exc})"
+        ) from None
     if not rows or not {"step", "seconds", "tokens"} <= set(rows[0]):
         raise CostpressError(f"{path}: expected a CSV with columns step, seconds, tokens")
     kept = []  # (seconds, tokens) of each step after the warm-up

@@ -99,6 +99,9 @@ def _gpu_memory(info: str | None) -> float | None:
     return round(float(mib) / 1024, 1) if mib else None
 
 
+MAX_GPUS = 100_000  # GPUs in one offer: a catalog row past this is a typo (a count of 1e300 was written as it came)
+
+
 def _read_csv(path: Path, required: tuple[str, ...], what: str) -> list[dict]:
     try:
         raw = path.read_bytes()
@@ -111,14 +114,17 @@ def _read_csv(path: Path, required: tuple[str, ...], what: str) -> list[dict]:
     except UnicodeDecodeError:
         raise CostpressError(f"{path}: expected UTF-8 text") from None
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise CostpressError(
-            f"{path}: not {what}: missing column {', '.join(repr(m) for m in missing)} "
-            f"(found: {', '.join(header) or 'none'})"
-        )
-    return list(reader)
+    try:
+        header = reader.fieldnames or []
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise CostpressError(
+                f"{path}: not {what}: missing column {', '.join(repr(m) for m in missing)} "
+                f"(found: {', '.join(header) or 'none'})"
+            )
+        return list(reader)
+    except csv.Error as exc:  # a field past the csv module's 131,072 characters, a stray quote in strict mode
+        raise CostpressError(f"{path}:{reader.line_num + 1}: not {what} ({exc})") from None
 
 
 def read_skypilot(path: Path, summary: Summary) -> list[Row]:
@@ -136,6 +142,9 @@ def read_skypilot(path: Path, summary: Summary) -> list[Row]:
             continue
         if count and not count.is_integer():
             summary.skipped["fractional GPU count"] += 1
+            continue
+        if count > MAX_GPUS:  # the snapshot would be refused by the build (schema's ceiling for a count)
+            summary.skipped[f"GPU count over {MAX_GPUS:,}"] += 1
             continue
         rows.append(
             Row(

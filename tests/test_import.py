@@ -109,6 +109,19 @@ def test_column_order_does_not_matter(tmp_path):
             "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\nx,TPU-v5,8,r,1.0,\n",
             "no row maps to a GPU in hardware.yaml",
         ),
+        # a traceback before (the csv module's field limit)
+        (
+            "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\nx,H100,8,r,1.0,\n"
+            + "x,H100,8,"
+            + "r" * 200_000
+            + ",1.0,\n",
+            "bad.csv:3: not a SkyPilot vms.csv (field larger than field limit (131072))",
+        ),
+        # written as it came before, for the build to refuse
+        (
+            "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\nx,H100,1e300,r,1.0,\n",
+            "skipped 1 rows: GPU count over 100,000",
+        ),
     ],
 )
 def test_bad_catalogs_fail_clearly(tmp_path, text, message):

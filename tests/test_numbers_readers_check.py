@@ -112,6 +112,7 @@ def test_estimate_refuses_numbers_it_cannot_print(option, value, words):
         ("1,1,1e300", "tokens 1e+300; expected 1 to 1e+15 for a measured run"),
         ("1,1e300,5", "seconds 1e+300; expected 1e-06 to 1e+15"),
         ("1,1e-300,5", "seconds 1e-300; expected 1e-06 to 1e+15"),
+        ("1,1,5\n2,1," + "5" * 200_000, "s.csv:3: expected a CSV with columns step, seconds, tokens (field larger"),
     ],
 )
 def test_calibrate_refuses_a_log_that_cannot_be_a_run(tmp_path, rows, words):
