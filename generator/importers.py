@@ -376,9 +376,10 @@ def import_mlperf(path: Path, header: dict, gpus: dict[str, Gpu], count: int) ->
         }
         results.append(result)
     if not results:
+        skipped = "; ".join(summary.lines()[1:]) or "the file has a header but no rows"
         raise CostpressError(
             f"{path}: no closed-division result with {count} accelerators maps to a GPU in hardware.yaml "
-            "(result_names); " + "; ".join(summary.lines()[1:])
+            f"(result_names); {skipped}"
         )
     results.sort(key=lambda r: (r["gpu"], r["minutes"], r["round"], r["submitter"], r["system"]))
     summary.offers = len(results)

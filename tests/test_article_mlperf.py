@@ -150,3 +150,14 @@ def test_import_needs_a_header(tmp_path):
     result = run_cli("import-results", "mlperf", str(CSV), "--out", str(bad))
     assert result.exit_code == 1
     assert "bad.yaml:2: time_to_train.name: missing" in result.output or "time_to_train.name" in result.output
+
+
+def test_a_summary_with_no_rows_says_so(tmp_path):
+    """The error ended in '(result_names); ' with nothing after it."""
+    target, empty = tmp_path / "suite.yaml", tmp_path / "empty.csv"
+    shutil.copy(SUITE, target)
+    empty.write_text(CSV.read_text().splitlines()[0] + "\n")
+    result = run_cli("import-results", "mlperf", str(empty), "--out", str(target), "--content", str(CONTENT))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "(result_names); the file has a header but no rows" in result.output
+    assert target.read_bytes() == SUITE.read_bytes()
