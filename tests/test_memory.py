@@ -108,6 +108,10 @@ def test_memory_command_errors_are_one_line():
     targets = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", "lora",
                       "--gpu", "h100", "--lora-targets", "q,zz")  # fmt: skip
     assert targets.exit_code == 1 and "unknown LoRA target 'zz'" in targets.output
+    for given in ("", ",,"):  # an empty list gave the method's own targets, as if the option were not there
+        none = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", "lora",
+                       "--gpu", "h100", "--lora-targets", given)  # fmt: skip
+        assert none.exit_code == 1 and "--lora-targets: expected some of q, k, v, o, gate, up, down" in none.output
 
 
 def _hours(args: list[str]) -> float:

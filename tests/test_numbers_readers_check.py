@@ -90,6 +90,7 @@ def test_estimate_bad_input():
         ("--startup-hours", "inf", "inf is not in the range 0<=x<=10000"),
         ("--startup-hours", "1e308", "is not in the range 0<=x<=10000"),
         ("--utilization", "NaN", "'NaN' is not a number"),
+        ("--utilization", "1e-300", "is not in the range 1e-06<=x<=1"),  # hours too large for a Decimal
         ("--runs", "1" + "0" * 400, "is not in the range 1<=x<=1000000"),
     ],
 )

@@ -30,7 +30,8 @@ def _tokens(ctx, param, value):
     multiple=True,
     help="Offer provider:gpuxcount (repeatable); default: every offer that holds the training state.",
 )
-@click.option("--utilization", default=0.3, show_default=True, type=Number(0, 1, min_open=True))
+# at least the floor content's positive numbers have (schema.NUMBER_FLOOR): 1e-300 made hours no figure can show
+@click.option("--utilization", default=0.3, show_default=True, type=Number(0.000001, 1))
 @click.option("--startup-hours", default=0.25, show_default=True, type=Number(0, 10_000))
 @click.option("--runs", default=1, show_default=True, type=click.IntRange(1, 1_000_000))
 @click.option(
@@ -93,7 +94,11 @@ def memory_command(
     from generator.load import load_content
 
     cat = load_content(content)
-    targets = tuple(t.strip() for t in lora_targets.split(",") if t.strip()) if lora_targets else None
+    targets = None
+    if lora_targets is not None:  # each named once, in the order given
+        targets = tuple(dict.fromkeys(t.strip() for t in lora_targets.split(",") if t.strip()))
+        if not targets:
+            raise CostpressError(f"--lora-targets: expected some of q, k, v, o, gate, up, down, got {lora_targets!r}")
     job, result = memory_report.report(
         cat, model, method, gpu, count, sequence_length, micro_batch, checkpointing, lora_rank, targets
     )
