@@ -72,6 +72,10 @@ def parse(data: bytes, where: str, read_part=None) -> dict:
         raise CostpressError(
             f"{where}: not a costpress figures.json (expected an object with an 'articles' mapping and a 'parts' list)"
         )
+    for slug, entry in articles.items():  # this file's own (each part checks its own)
+        problem = _entry_problem(entry)
+        if problem is not None:
+            raise CostpressError(f"{where}: articles[{slug!r}]{problem}")
     for rel in parts:
         if not isinstance(rel, str) or not PART_RE.fullmatch(rel):
             raise CostpressError(f"{where}: parts: expected names like figures/<listing>-1.json, got {rel!r}")
@@ -80,6 +84,39 @@ def parse(data: bytes, where: str, read_part=None) -> dict:
             raise CostpressError(f"{where}: part {rel} is missing")
         articles = {**articles, **parse(raw, f"{where} ({rel})")}
     return articles
+
+
+def _entry_problem(entry) -> str | None:
+    """What is wrong with one article's entry, as compare reads it (the rest of its path and what was
+    expected), or None: an object whose figures each have a text id and unit and a finite number, whose
+    claims each have a text id and subject, and whose prices_checked is a list of dates as text."""
+    if not isinstance(entry, dict):
+        return f": expected an object with title, figures and claims, got {type(entry).__name__}"
+    if not isinstance(entry.get("title", ""), str):
+        return ".title: expected text"
+    figures, claims, checked = entry.get("figures", []), entry.get("claims", []), entry.get("prices_checked", [])
+    if not isinstance(figures, list):
+        return ".figures: expected a list"
+    for i, f in enumerate(figures):
+        value = f.get("value") if isinstance(f, dict) else None
+        if not (
+            isinstance(f, dict)
+            and isinstance(f.get("id"), str)
+            and isinstance(f.get("unit"), str)
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and value == value
+            and abs(value) != float("inf")
+        ):
+            return f".figures[{i}]: expected an object with a text id and unit and a finite number value"
+    if not isinstance(claims, list):
+        return ".claims: expected a list"
+    for i, c in enumerate(claims):
+        if not (isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("subject"), str)):
+            return f".claims[{i}]: expected an object with a text id and subject"
+    if not (isinstance(checked, list) and all(isinstance(d, str) for d in checked)):
+        return ".prices_checked: expected a list of dates"
+    return None
 
 
 PART_RE = re.compile(r"figures/[a-z0-9][a-z0-9-]*-[0-9]+\.json")

@@ -126,3 +126,30 @@ def test_a_file_that_is_not_a_figures_json_is_one_line(tmp_path, text, words):
     result = run_cli("changes", "--old", str(bad), "--new", str(bad))
     assert result.exit_code == 1 and f"{bad}: not a costpress figures.json" in result.output, result.output
     assert words in result.output
+
+
+@pytest.mark.parametrize(
+    "entry, words",
+    [
+        ("1", "articles['a']: expected an object with title, figures and claims, got int"),
+        ('{"figures": 5}', "articles['a'].figures: expected a list"),
+        ('{"figures": [1]}', "articles['a'].figures[0]: expected an object with a text id and unit and a finite"),
+        ('{"figures": [{"id": "x", "unit": "USD", "value": "7"}]}', "articles['a'].figures[0]: expected an object"),
+        ('{"claims": [{"id": "c"}]}', "articles['a'].claims[0]: expected an object with a text id and subject"),
+        ('{"prices_checked": "2026-11-29"}', "articles['a'].prices_checked: expected a list of dates"),
+    ],
+)
+def test_an_article_entry_of_another_shape_is_one_line(tmp_path, entry, words):
+    """Each of these ended in a traceback (no .get on an int, a figure without its unit) while comparing."""
+    bad = tmp_path / "figures.json"
+    bad.write_text('{"articles": {"a": ' + entry + '}, "parts": []}')
+    result = run_cli("changes", "--old", str(bad), "--new", str(bad))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"{bad}: {words}" in result.output, result.output
+
+
+def test_a_figures_json_nested_thousands_deep_is_one_line(tmp_path):
+    bad = tmp_path / "figures.json"
+    bad.write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli("changes", "--old", str(bad), "--new", str(bad))
+    assert result.exit_code == 1 and "not a costpress figures.json (nested too deeply to read)" in result.output
