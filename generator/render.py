@@ -130,6 +130,44 @@ class Page:
     markdown: bytes
 
 
+class _Loader(jinja2.FileSystemLoader):
+    """Jinja's file loader, with a template that is not UTF-8 text reported as a template error naming its
+    file (it was a UnicodeDecodeError, and a traceback)."""
+
+    def get_source(self, environment, template):
+        try:
+            return super().get_source(environment, template)
+        except UnicodeDecodeError:
+            filename = next((str(Path(f, template)) for f in self.searchpath if Path(f, template).is_file()), None)
+            raise jinja2.TemplateSyntaxError("expected UTF-8 text", 1, template, filename) from None
+
+
+# What a template's own expressions can raise as they run ({{ 1 / 0 }}, {{ 1 + "a" }}): Jinja passes these on
+# as they are, not as TemplateErrors (see template_failure)
+RUNTIME_ERRORS = (ArithmeticError, TypeError, ValueError)
+
+
+def template_failure(exc: Exception) -> RenderProblem:
+    """A site's own template that raised one of RUNTIME_ERRORS as it ran, as theme_problem reports it (its file,
+    line and the error). When the template that raised is the packaged theme's, the error is costpress's own:
+    it is raised again, to be reported as a bug."""
+    problem = theme_problem(exc)
+    where = _innermost_template(exc)
+    if where is None or Path(where).resolve().is_relative_to(theme.DEFAULT):
+        raise exc
+    return problem
+
+
+def _innermost_template(exc: BaseException) -> str | None:
+    where, tb = None, exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith((".html", ".md", ".xml")):
+            where = name
+        tb = tb.tb_next
+    return where
+
+
 class Renderer:
     """Holds the Jinja environments; renders pages from contexts."""
 
@@ -137,7 +175,7 @@ class Renderer:
         """`code`: costpress's code digest (state.code_digest), to keep the theme's compiled templates in the
         user's cache folder between builds (jinja_env.CodeCache); None compiles them every time."""
         self.catalog = catalog
-        loader = jinja2.FileSystemLoader([str(p) for p in theme.search_path(templates)])
+        loader = _Loader([str(p) for p in theme.search_path(templates)])
         folder = code_cache_folder() if code is not None else None
         if folder is not None:
             prune_code_cache(folder, code[:16])
@@ -330,6 +368,9 @@ class Renderer:
                     except jinja2.TemplateError as exc:  # the theme, or a site's own template over it
                         out[n] = theme_problem(exc)
                         continue
+                    except RUNTIME_ERRORS as exc:
+                        out[n] = template_failure(exc)
+                        continue
                     (bodies[n].html if ext == "html" else bodies[n].md)[at] = text
 
     def _render_all(self, env: PageEnvironment, name: str, pages: list[dict | None], out: list) -> list[str | None]:
@@ -341,6 +382,8 @@ class Renderer:
                     done[n] = env.get_template(name).render(page=page)
                 except jinja2.TemplateError as exc:
                     out[n] = theme_problem(exc)
+                except RUNTIME_ERRORS as exc:
+                    out[n] = template_failure(exc)
         return done
 
     def _page_values(self, art: Article, ctx: Context, faq: list[dict], body: _Body) -> dict:

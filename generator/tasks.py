@@ -26,7 +26,7 @@ from generator.figures_json import NO_TEXTS, figures_doc, figures_entry, listing
 from generator.fingerprints import digest_of
 from generator.kinds.common import Context
 from generator.records import Article
-from generator.render import Prose, RenderProblem, theme_budget, theme_problem
+from generator.render import RUNTIME_ERRORS, Prose, RenderProblem, template_failure, theme_budget, theme_problem
 from generator.workers import Workers
 
 
@@ -116,6 +116,8 @@ def site_files(task: SiteFiles) -> dict[str, bytes]:
             return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
     except jinja2.TemplateError as exc:  # a site's own template, or the theme
         raise BuildError(str(theme_problem(exc))) from None
+    except RUNTIME_ERRORS as exc:
+        raise BuildError(str(template_failure(exc))) from None
 
 
 class _Listed(NamedTuple):
@@ -164,6 +166,8 @@ def _render_listing(listing, texts) -> tuple:
             return JOB["renderer"].render_listing(listing, texts)
     except jinja2.TemplateError as exc:
         raise BuildError(str(theme_problem(exc))) from None
+    except RUNTIME_ERRORS as exc:
+        raise BuildError(str(template_failure(exc))) from None
 
 
 def _listing_in_memory(listing) -> ListingOut:

@@ -118,8 +118,13 @@ def test_init_writes_a_whole_site(tmp_path):
             '{% extends "base.html" %}{% block main %}{% for i in range(10**12) %}{% endfor %}{% endblock %}',
             "s to render the home page and feeds; a loop that does not end?",
         ),
+        # each of these three ended in a traceback: Jinja passes on what an expression raises as it is, and
+        # its loader decodes a template as UTF-8
+        ("article.html", '{% extends "base.html" %}{% block main %}{{ 1 / 0 }}{% endblock %}', "division by zero"),
+        ("sitemap.xml", '{{ 1 + "a" }}', "unsupported operand type(s) for +: 'int' and 'str'"),
+        ("404.html", b"\xff\xfe not text", "expected UTF-8 text"),
     ],
-    ids=["syntax", "undefined", "index", "endless-loop", "recursion", "endless-index"],
+    ids=["syntax", "undefined", "index", "endless-loop", "recursion", "endless-index", "zero", "type", "bytes"],
 )
 def test_a_broken_override_is_one_line_and_publishes_nothing(tmp_path, monkeypatch, name, text, message):
     monkeypatch.setattr("generator.render.THEME_SECONDS", 0.5)
@@ -130,7 +135,7 @@ def test_a_broken_override_is_one_line_and_publishes_nothing(tmp_path, monkeypat
     assert _build(site / "content", out).exit_code == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     (site / "templates").mkdir()
-    (site / "templates" / name).write_text(text)
+    (site / "templates" / name).write_bytes(text if isinstance(text, bytes) else text.encode())
     result = _build(site / "content", out, site / "templates")
     assert result.exit_code == 1
     first = result.output.strip().splitlines()[0]
@@ -151,3 +156,22 @@ def test_a_listing_template_that_never_ends_is_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 1 and not (tmp_path / "site").exists(), result.output
     first = result.output.strip().splitlines()[0]
     assert "templates/listing.html:1: template error: took longer than 0.5 s to render a listing" in first, first
+
+
+def test_an_error_raised_in_the_packaged_theme_is_reported_as_a_bug(tmp_path):
+    """template_failure turns what a site's own template raised into its one-line problem, and raises again
+    what the packaged theme raised: that is costpress's own bug, reported with its traceback."""
+    from generator import theme
+    from generator.render import RenderProblem, template_failure
+
+    def raised_in(filename: str) -> ZeroDivisionError:
+        try:
+            exec(compile("\n1 / 0", filename, "exec"))
+        except ZeroDivisionError as exc:
+            return exc
+        raise AssertionError("no error")
+
+    own = template_failure(raised_in(str(tmp_path / "templates" / "404.html")))
+    assert isinstance(own, RenderProblem) and "404.html:2: template error: division by zero" in str(own)
+    with pytest.raises(ZeroDivisionError):
+        template_failure(raised_in(str(theme.DEFAULT / "404.html")))
