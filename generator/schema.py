@@ -403,7 +403,8 @@ def _range_note(spec: F, value: Any) -> str:
         return ""
     most = spec.most or NUMBER_CEILING
     if isinstance(value, int) and value > most or isinstance(value, float) and most < value < math.inf:
-        return f" up to {most:.0e}".replace("e+", "e").replace("1e", "10^")
+        exponent = math.log10(most)  # 10^5, not the 10^05 that formatting 1e+05 gave
+        return f" up to 10^{round(exponent)}" if exponent.is_integer() else f" up to {most:,g}"
     if spec.kind == "positive" and 0 < value < NUMBER_FLOOR:
         return f" of at least {NUMBER_FLOOR:f}".rstrip("0")
     return ""
