@@ -95,6 +95,14 @@ def test_init_writes_a_whole_site(tmp_path):
     assert "costpress changes --format markdown" in workflow and f'"costpress=={__version__}"' in workflow
 
 
+def test_init_names_its_folder_as_a_shell_reads_it(tmp_path, monkeypatch):
+    """'next: cd my site' was two words to a shell."""
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("init", "my site")
+    assert result.exit_code == 0, result.output
+    assert "next: cd 'my site' && costpress build" in result.output
+
+
 @pytest.mark.parametrize(
     "name, text, message",
     [

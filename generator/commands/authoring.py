@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from generator.commands.base import cli, content_option, templates_option
-from generator.errors import CostpressError
+from generator.errors import CostpressError, one_line
 
 
 @cli.command()
@@ -105,8 +105,12 @@ def init(folder: Path, title: str) -> None:
 
     if "\n" in title or not title.strip():
         raise CostpressError("--title: expected one line of text")
+    import shlex
+
     written = init_site(folder, dt.date.today(), title)
-    click.echo(f"wrote {len(written)} files into {folder}; next: cd {folder} && costpress build")
+    # the folder as a shell reads it ("my site" would be two words), and any control character in it escaped
+    shown = one_line(shlex.quote(str(folder)))
+    click.echo(f"wrote {len(written)} files into {shown}; next: cd {shown} && costpress build")
 
 
 @cli.command("lint")
