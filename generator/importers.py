@@ -99,7 +99,7 @@ def _gpu_memory(info: str | None) -> float | None:
     return round(float(mib) / 1024, 1) if mib else None
 
 
-MAX_GPUS = 100_000  # GPUs in one offer: a catalog row past this is a typo (a count of 1e300 was written as it came)
+MAX_GPUS = 100_000  # GPUs in one offer; a row with more is skipped (a count of 1e300 was written as it came)
 
 
 def _read_csv(path: Path, required: tuple[str, ...], what: str) -> list[dict]:
@@ -143,7 +143,7 @@ def read_skypilot(path: Path, summary: Summary) -> list[Row]:
         if count and not count.is_integer():
             summary.skipped["fractional GPU count"] += 1
             continue
-        if count > MAX_GPUS:  # the snapshot would be refused by the build (schema's ceiling for a count)
+        if count > MAX_GPUS:  # no machine has them: a typo in the catalog
             summary.skipped[f"GPU count over {MAX_GPUS:,}"] += 1
             continue
         rows.append(

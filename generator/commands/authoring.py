@@ -100,13 +100,12 @@ def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None
 def init(folder: Path, title: str) -> None:
     """Create a new site in DIR (new or empty) that builds as it is: settings, data, one article of each kind."""
     import datetime as dt
+    import shlex
 
     from generator.starter import init_site
 
     if "\n" in title or not title.strip():
         raise CostpressError("--title: expected one line of text")
-    import shlex
-
     written = init_site(folder, dt.date.today(), title)
     # the folder as a shell reads it ("my site" would be two words), and any control character in it escaped
     shown = one_line(shlex.quote(str(folder)))
