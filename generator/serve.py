@@ -165,7 +165,8 @@ def watch(paths: list[Path], on_change: Callable[[], None], stop: threading.Even
 def start(
     content: Path, out: Path, templates: Path, host: str, port: int, log: Callable[[str], None], drafts: bool = True
 ):
-    """Build, then serve and watch in background threads; returns (server, state, stop event).
+    """Watch, build, then serve, the watching and serving in background threads; returns (server, state, stop
+    event).
 
     Drafts are built and marked as such unless `drafts` is False.
 
@@ -179,15 +180,19 @@ def start(
         raise CostpressError(
             f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another with --port (0 picks a free one)"
         ) from None
-    rebuild(content, out, templates, state, log, drafts)
-    out.mkdir(parents=True, exist_ok=True)
+    building = threading.Lock()  # one build at a time: a build's pool and its job data are the process's own
+
+    def build_once() -> None:
+        with building:
+            rebuild(content, out, templates, state, log, drafts)
+
+    # Watch before the first build, so that an edit made while it runs is built after it (it was missed
+    # until the next edit); the watcher's build waits for the first one to end.
     stop, ready = threading.Event(), threading.Event()
     watched = [p for p in (content, templates) if p.is_dir()]  # a site may have no templates of its own
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    threading.Thread(
-        target=watch,
-        args=(watched, lambda: rebuild(content, out, templates, state, log, drafts), stop, ready),
-        daemon=True,
-    ).start()
+    threading.Thread(target=watch, args=(watched, build_once, stop, ready), daemon=True).start()
     ready.wait(timeout=10)
+    build_once()
+    out.mkdir(parents=True, exist_ok=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, state, stop

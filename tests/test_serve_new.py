@@ -160,3 +160,33 @@ def test_serve_survives_a_crash_shows_it_and_answers_odd_addresses(tmp_path, mon
     finally:
         stop.set()
         server.shutdown()
+
+
+def test_an_edit_made_during_the_first_build_is_built(tmp_path, monkeypatch):
+    """The watcher started only after the first build, so an edit made while it ran was missed until the next
+    edit. The edit is made here from inside the first build."""
+    import generator.serve as serve
+
+    content = make_content(tmp_path)
+    snapshot = content / "prices" / "spark-rental" / "2026-10-28.yaml"
+    real, calls = serve.rebuild, []
+
+    def rebuild(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            snapshot.write_text(snapshot.read_text().replace("usd_per_hour: 0.75", "usd_per_hour: 0.80"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(serve, "rebuild", rebuild)
+    server, state, stop = start(content, tmp_path / "site", TEMPLATES, "127.0.0.1", 0, lambda line: None)
+    try:
+        deadline = time.monotonic() + 30
+        while state.version < 2:
+            assert time.monotonic() < deadline, "the edit made during the first build was not built"
+            time.sleep(0.2)
+        cost = 100e6 / 759.79 / 3600 * 0.80
+        page = fetch(f"http://127.0.0.1:{server.server_address[1]}/dgx-spark-70b-qlora-cost/")
+        assert f"${cost:.2f}".encode() in page
+    finally:
+        stop.set()
+        server.shutdown()
