@@ -314,3 +314,13 @@ def test_figures_json_entry_is_what_json_dumps_writes(monkeypatch):
         figures_chunk("s", "t", [Figure("nan", float("nan"), "USD")], [])
     with pytest.raises(ValueError):
         figures_chunk("s", "t", [Figure("inf", float("inf"), "USD")], [])
+
+
+def test_a_command_that_writes_nothing_does_not_say_nothing_was_written(tmp_path):
+    """Only where the command would have written something does the summary say that nothing was."""
+    content = make_content(tmp_path)
+    (content / "hardware.yaml").unlink()
+    lint = run_cli("lint", "--content", str(content))
+    assert lint.exit_code == 1 and lint.output.rstrip().endswith("1 problem found."), lint.output
+    built = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"))
+    assert built.exit_code == 1 and built.output.rstrip().endswith("1 problem found; nothing was written.")

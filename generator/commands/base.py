@@ -84,6 +84,9 @@ def stop_on_signals() -> None:
         signal.signal(number, stopping)
 
 
+READ_ONLY = {"estimate", "memory", "lint", "changes"}  # commands that write no file
+
+
 class CostpressGroup(click.Group):
     """Turns costpress errors into clean lines on stderr and exit status 1 (130 after Ctrl-C, 143 after
     SIGTERM)."""
@@ -95,7 +98,9 @@ class CostpressGroup(click.Group):
             for line in exc.problems:
                 click.echo(f"error: {one_line(line)}", err=True)
             n = len(exc.problems)
-            click.echo(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.", err=True)
+            # only where the command would have written something does it say that nothing was
+            written = "" if ctx.invoked_subcommand in READ_ONLY else "; nothing was written"
+            click.echo(f"{n} problem{'s' if n != 1 else ''} found{written}.", err=True)
             ctx.exit(1)
         except CostpressError as exc:
             click.echo(f"error: {one_line(str(exc))}", err=True)
