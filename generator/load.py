@@ -282,10 +282,20 @@ def _about(root: Path, problems: list[str]) -> str | None:
     if not path.is_file():
         return None
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(f"{display_path(path)}: cannot be read as UTF-8 text ({exc})")
         return None
+    from generator.markdown_html import MAX_NESTING, too_deep
+
+    number = too_deep(text)
+    if number is not None:  # the converter would overflow its stack (markdown_html.MAX_NESTING)
+        problems.append(
+            f"{display_path(path)}:{number}: a line opens more than {MAX_NESTING} blockquotes or list items; "
+            "expected flatter Markdown"
+        )
+        return None
+    return text
 
 
 def load_hardware(root: Path) -> dict[str, Gpu]:

@@ -24,7 +24,7 @@ from generator.errors import BuildError
 from generator.escape import json_script, md_cell, md_escape, md_escape_text, page_link, safe_url, slugify, yaml_str
 from generator.jinja_env import CodeCache, PageEnvironment, ProseEnvironment, code_cache_folder, prune_code_cache
 from generator.kinds.common import Context
-from generator.markdown_html import Markdown
+from generator.markdown_html import MAX_NESTING, Markdown, too_deep
 from generator.records import Article, Catalog
 
 # A block marker on a line of its own. The pattern starts with its literal "[[" (no "^"), so the
@@ -108,6 +108,17 @@ class Prose(NamedTuple):
     def markdown(self) -> list[str]:
         """Every Markdown text render_article converts, as it passes them to Markdown.render."""
         return [a.strip() for _, a in self.faq] + [text for kind, text in self.segments if kind == "text"]
+
+
+def _refuse_deep_markdown(art: Article, text: str, where: str, first_line: int) -> None:
+    """RenderProblem when the Markdown an article's prose made nests too deeply for the converter (too_deep);
+    its line is counted from where the prose starts, as for the prose's other errors."""
+    number = too_deep(text)
+    if number is not None:
+        raise RenderProblem(
+            f"{art.file}:{first_line + number - 1}: {where}: a line opens more than {MAX_NESTING} blockquotes or "
+            "list items; expected flatter Markdown"
+        )
 
 
 class _Body(NamedTuple):
@@ -274,11 +285,13 @@ class Renderer:
             **_block_markers(ctx.blocks),
         }
         body_md = formatting.keep_units(self._template_text(art, art.body, values, "body", art.body_line))
+        _refuse_deep_markdown(art, body_md, "body", art.body_line)
         faq = []
         for i, entry in enumerate(art.faq):
             doc = art.params_doc
             q = self._template_text(art, entry["q"], values, f"faq[{i}].q", doc.line(("faq", i, "q")) or 1, self.plain)
             a = self._template_text(art, entry["a"], values, f"faq[{i}].a", doc.line(("faq", i, "a")) or 1)
+            _refuse_deep_markdown(art, a, f"faq[{i}].a", doc.line(("faq", i, "a")) or 1)
             faq.append((formatting.keep_units(" ".join(q.split())), formatting.keep_units(a)))
         return Prose(faq, _split_blocks(body_md))
 

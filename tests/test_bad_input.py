@@ -3,8 +3,8 @@
 Each case must fail the build with exit status 1, no traceback, messages that
 name the file, line and field, and an output folder left exactly as it was
 (bytes and modification times). A case edits one file (`replace`), writes
-one (`text`), deletes one, or makes it a named pipe (`fifo`) or a link
-(`symlink`).
+one (`text`), deletes one, makes it a named pipe (`fifo`) or a link
+(`symlink`), or appends a long repeated paragraph (`append_repeat`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ def apply_case(case: dict, tmp: Path) -> Path:
         target.write_bytes(chunk.encode("latin-1") * times)
     elif "copy_of" in case:
         target.write_text((content / case["copy_of"]).read_text())
+    elif "append_repeat" in case:  # a paragraph of `unit` written `times` times, then `tail`, at the file's end
+        unit, times, tail = case["append_repeat"]
+        target.write_text(target.read_text() + "\n\n" + unit * times + tail)
     else:
         text = target.read_text()
         for old, new in case["replace"]:

@@ -377,3 +377,17 @@ def test_sandbox_still_refuses_functions_marked_unsafe():
     for call in ("bad('a')", "alters('a')"):
         with pytest.raises(SecurityError):
             env.from_string("{{ " + call + " }}").render(values)
+
+
+def test_markdown_nesting_is_counted_per_line():
+    """too_deep counts the blockquotes and list items one line opens, whatever they are, and gives the first
+    line that opens more than MAX_NESTING (the converter's stack overflowed at 10,000-100,000 of them)."""
+    from generator.markdown_html import MAX_NESTING, too_deep
+
+    assert too_deep("> " * MAX_NESTING + "x") is None
+    assert too_deep("> " * (MAX_NESTING + 1) + "x") == 1
+    assert too_deep("intro\n\n" + "- 1. > " * (MAX_NESTING // 3 + 1) + "x") == 3  # kinds mixed
+    assert too_deep(">" * (MAX_NESTING + 1) + " x") == 1  # no space needed between quotes
+    assert too_deep("-" * 5000) is None  # a rule, not list items
+    assert too_deep("1.5 " * 1000) is None  # numbers, not list items
+    assert too_deep(("- item\n" * 2000) + ("> quote\n" * 2000)) is None  # long, but one level a line
