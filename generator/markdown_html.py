@@ -46,13 +46,22 @@ class Markdown:
 
     def render(self, source: str, env: dict | None = None) -> str:
         """HTML for `source`; heading ids stay unique across calls that share `env`."""
-        used = (env if env is not None else {}).setdefault("ids", set())
+        env = env if env is not None else {}
+        used = env.setdefault("ids", set())
+        # per heading text, the suffix to try next: the ids in use only grow, so every one below it is taken
+        # (trying from 2 each time made 50,000 headings of one text take minutes)
+        following = env.setdefault("following", {})
 
         def heading(m: re.Match) -> str:
             base = _heading_slug(m.group(2))
-            anchor, n = base, 2
-            while anchor in used:
-                anchor, n = f"{base}-{n}", n + 1
+            anchor = base
+            if anchor in used:
+                n = following.get(base, 2)
+                anchor = f"{base}-{n}"
+                while anchor in used:
+                    n += 1
+                    anchor = f"{base}-{n}"
+                following[base] = n + 1
             used.add(anchor)
             return f'<h{m.group(1)} id="{anchor}">{m.group(2)}</h{m.group(1)}>'
 

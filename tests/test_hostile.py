@@ -391,3 +391,43 @@ def test_markdown_nesting_is_counted_per_line():
     assert too_deep("-" * 5000) is None  # a rule, not list items
     assert too_deep("1.5 " * 1000) is None  # numbers, not list items
     assert too_deep(("- item\n" * 2000) + ("> quote\n" * 2000)) is None  # long, but one level a line
+
+
+def _ids_one_by_one(texts: list[str]) -> list[str]:
+    """Heading ids as the first free suffix from 2, tried one by one: what Markdown.render gave before."""
+    used, out = set(), []
+    for base in texts:
+        anchor, n = base, 2
+        while anchor in used:
+            anchor, n = f"{base}-{n}", n + 1
+        used.add(anchor)
+        out.append(anchor)
+    return out
+
+
+class _CountedSet(set):
+    """A set that counts how often it is asked whether it holds something."""
+
+    asked = 0
+
+    def __contains__(self, item) -> bool:
+        self.asked += 1
+        return super().__contains__(item)
+
+
+def test_heading_ids_are_the_first_free_suffix_and_found_in_a_few_looks():
+    """Ids as before for headings whose texts collide with each other's suffixed ids. And a page of 20,000
+    headings of one text, which took minutes (each heading tried every suffix from 2: 200 million looks),
+    now needs a few looks a heading."""
+    import random
+    import re
+
+    from generator.markdown_html import Markdown
+
+    rng = random.Random(7)
+    texts = [rng.choice(["x", "x 2", "x 3", "y", "x 2 2", "y 1"]) for _ in range(300)]
+    html = Markdown().render("\n\n".join(f"## {t}" for t in texts), {})
+    assert re.findall(r'<h2 id="([^"]+)">', html) == _ids_one_by_one([t.replace(" ", "-") for t in texts])
+    used = _CountedSet()
+    html = Markdown().render("## x\n\n" * 20_000, {"ids": used})
+    assert 'id="x-20000"' in html and used.asked <= 3 * 20_000
