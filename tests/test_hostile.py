@@ -431,3 +431,44 @@ def test_heading_ids_are_the_first_free_suffix_and_found_in_a_few_looks():
     used = _CountedSet()
     html = Markdown().render("## x\n\n" * 20_000, {"ids": used})
     assert 'id="x-20000"' in html and used.asked <= 3 * 20_000
+
+
+class _CountedRow(dict):
+    """A grid row that counts the reads of its values (in LOOKS)."""
+
+    def __getitem__(self, key):
+        LOOKS[0] += 1
+        return super().__getitem__(key)
+
+
+LOOKS = [0]
+
+
+def test_long_token_lists_are_looked_up_not_searched(tmp_path, monkeypatch):
+    """A throughput chart's table and a flops article's larger runs found each cell by searching every row of
+    their grid: time grew with the square of the token counts (20,000 took 96 s and 50 s). Counted here as
+    reads of the grid's rows, which now grow with the rows."""
+    import generator.kinds.flops as flops
+    import generator.kinds.throughput as throughput
+    from generator.engine import rows as rows_engine
+
+    grid, flop_rows = throughput._grid, rows_engine.flop_rows
+    monkeypatch.setattr(throughput, "_grid", lambda *a: [_CountedRow(r) for r in grid(*a)])
+    monkeypatch.setattr(flops.rows_engine, "flop_rows", lambda *a: [_CountedRow(r) for r in flop_rows(*a)])
+    n = 2000
+    many = ", ".join(f"{i + 100}M" for i in range(n))
+    content = make_content(
+        tmp_path,
+        {
+            "articles/dgx-spark-70b-qlora-cost.md": replace(
+                "chart_tokens: [1M, 3M, 10M, 30M, 100M, 300M, 1B]", f"chart_tokens: [{many}]"
+            ),
+            "articles/fine-tune-70b-cost-by-setup.md": replace(
+                "larger_tokens: [100M, 500M]", f"larger_tokens: [{many}]"
+            ),
+        },
+    )
+    LOOKS[0] = 0
+    result, _ = build(tmp_path, content)
+    assert result.exit_code == 0, result.output
+    assert n < LOOKS[0] < 100 * n, LOOKS[0]  # the searches made 36 million

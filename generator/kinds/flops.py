@@ -211,8 +211,12 @@ def _larger_runs(page: _Page, setups, run, lead: dict) -> dict:
         [s for s in setups if s["key"] in keys], p["larger_tokens"], p["utilization"], p["startup_hours"]
     )
 
+    cells: dict[tuple, dict] = {}  # (setup, tokens) -> its row, the first of a repeated count as before
+    for x in larger:
+        cells.setdefault((x["key"], x["tokens"]), x)
+
     def cell(key: str, tokens: float) -> dict:
-        return next(x for x in larger if x["key"] == key and x["tokens"] == tokens)
+        return cells[(key, tokens)]  # (a search of every row for each cell grew with the square of the counts)
 
     rows = []
     for t in p["larger_tokens"]:
