@@ -23,7 +23,7 @@ from generator.kinds.setup import NEIGHBOURS_SHOWN
 from generator.load import read_front_matter
 from generator.records import Article, Catalog
 from generator.scenarios import setup_row
-from generator.schema import Doc, F, list_of, opt, record, validate
+from generator.schema import MAX_TAGS, Doc, F, list_of, opt, record, validate
 
 if TYPE_CHECKING:
     from generator.rowcache import FamilyRows
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 FAMILY = record(
     {
         "date": F("date"),
-        "tags": list_of(F("text"), required=False),
+        "tags": list_of(F("text"), required=False, most=MAX_TAGS),
         "listing": record({"slug": F("slug"), "title": F("text"), "description": F("text")}),
         "page": record({"slug": F("text"), "title": F("text"), "description": F("text")}),
         "axes": record({"models": list_of(F("id")), "methods": list_of(F("id")), "providers": list_of(F("slug"))}),

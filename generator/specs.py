@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.engine.architecture import FAMILIES
 from generator.engine.memory import LORA_TARGETS
-from generator.schema import F, list_of, opt, record
+from generator.schema import MAX_TAGS, F, list_of, opt, record
 
 SOURCE_FIELDS = {"source": F("text"), "url": opt("url")}
 
@@ -250,7 +250,7 @@ ARTICLE = record(
         "date": F("date"),
         "description": F("text"),
         "kind": F("text"),
-        "tags": list_of(F("text"), required=False),
+        "tags": list_of(F("text"), required=False, most=MAX_TAGS),
         "prices_as_of": opt("date"),
         "params": F("any"),
         "sources": list_of(record({"name": F("text"), "url": opt("url")}), required=False),
