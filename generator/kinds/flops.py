@@ -202,6 +202,15 @@ def _comparisons(page: _Page, run, lead: dict) -> dict:
     }
 
 
+def _by_key(rows: list[dict]) -> dict[str, list[dict]]:
+    """Grid rows by their setup's key, each setup's in their order: a setup's rows are picked from this
+    rather than by a search of the whole grid for each setup (which grew with the square of the setups)."""
+    out: dict[str, list[dict]] = {}
+    for row in rows:
+        out.setdefault(row["key"], []).append(row)
+    return out
+
+
 def _larger_runs(page: _Page, setups, run, lead: dict) -> dict:
     """The cheapest adapter and full setups at more tokens, with startup, and startup's share of each run."""
     p, rec, pair = page.p, page.rec, lead["pair"]
@@ -301,9 +310,9 @@ def _sensitivity(page: _Page, setups, run, run_tokens: float, best: dict) -> dic
         fail(page.art, ("sensitivity",), "expected two different utilization shares, e.g. [0.15, 0.5]")
     lo, hi = sorted(shares)
     bounds = rows_engine.flop_rows(setups, [run_tokens], [lo, hi], page.p["startup_hours"])
-    at = {}
+    at, by_key = {}, _by_key(bounds)
     for r in run:
-        mine = [b for b in bounds if b["key"] == r["key"]]
+        mine = by_key.get(r["key"], [])
         at[r["key"]] = {
             "at_high": next(b["cost_with_startup"] for b in mine if b["utilization"] == hi),
             "at_low": next(b["cost_with_startup"] for b in mine if b["utilization"] == lo),
@@ -423,8 +432,9 @@ def _charts(page: _Page, setups, run, best: dict, pflop_rows: list[dict], sens) 
     grid = rows_engine.flop_rows(setups, p["chart_tokens"], util, startup)
     series = []
     chart_rows = [{"tokens": t} for t in p["chart_tokens"]]
+    by_key = _by_key(grid)
     for r in run:
-        sub = [g for g in grid if g["key"] == r["key"]]
+        sub = by_key.get(r["key"], [])
         series.append((r["label"], [g["tokens"] for g in sub], [g["cost_with_startup"] for g in sub]))
         for row, g in zip(chart_rows, sub, strict=True):
             row[r["key"]] = g["cost_with_startup"]
@@ -479,7 +489,8 @@ def _values(page: _Page, setups, run, run_tokens, lead, pflop, compare, larger, 
     best, cheapest_hour, dearest_hour = lead["best"], lead["cheapest_hour"], lead["dearest_hour"]
     records = {r["key"]: dict(r) for r in run}
     gpu_hour = [rows_engine.rounded(r["usd_per_hour"] / r["count"], 2) for r in run]
-    dearest_gpu = [r["gpu"] for r, price in zip(run, gpu_hour, strict=True) if price == max(gpu_hour)]
+    top = max(gpu_hour)
+    dearest_gpu = [r["gpu"] for r, price in zip(run, gpu_hour, strict=True) if price == top]
     full_method = next((x for x in cat.methods.values() if x.family == "full"), None)
     pflop_rows, best_full = pflop["rows"], lead["best_full"]
     trials, trial_costs, full_ratio = planning["trials"], planning["trial_costs"], planning["full_ratio"]

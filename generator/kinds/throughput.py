@@ -185,8 +185,11 @@ def _chart(blocks: Blocks, p: dict, runs: list[dict], gpu, offer) -> None:
     """Cost against training tokens, one line per published throughput."""
     chart_grid = _grid(runs, p["chart_tokens"])
     series, chart_rows = [], []
+    by_key: dict[str, list] = {}  # each run's rows, in order (a search of the grid per run grew with runs squared)
+    for g in chart_grid:
+        by_key.setdefault(g["key"], []).append(g)
     for r in runs:
-        sub = [g for g in chart_grid if g["key"] == r["key"]]
+        sub = by_key.get(r["key"], [])
         series.append((r["label"], [g["tokens"] for g in sub], [g["cost"] for g in sub]))
     cost_at: dict[tuple, float] = {}  # (run, tokens) -> its cost, the first of a repeated count as before
     for g in chart_grid:
