@@ -115,20 +115,40 @@ def _articles(
     if listed is not None:
         listed(catalog, listings)
     family_articles = [art for listing in listings for art in family_pages(listing)]
-    reserved, owners = reserved_folders(catalog), {}
-    for slug, owner in [(a.slug, a.file) for a in (*catalog.articles, *family_articles)] + [
-        (x.slug, x.family.file) for x in listings
-    ]:
-        if slug in reserved:
-            problems.append(f"{owner}: slug {slug!r} names the folder of the site's {reserved[slug]}; choose another")
-        elif slug in owners:
-            problems.append(f"{owner}: slug {slug!r} is already used by {owners[slug]}")
-        owners[slug] = owner
+    clashes = slug_clashes(catalog, family_articles, listings)
+    if clashes:  # pages would write over each other's files: none is worth rendering
+        raise ContentError(problems + clashes)
     problems += tag_problems(catalog.articles, listings)
     articles = [*catalog.articles, *family_articles]
     for art in articles:
         art.params_doc.problems = problems
     return catalog, articles, listings, problems
+
+
+def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> list[str]:
+    """A problem for each slug that names a folder the build writes for itself, or that a page shares with
+    another page; two pages of one family with one slug are told to their family's page.slug."""
+    reserved, owners = reserved_folders(catalog), {}
+    pattern_at = {}  # a family's file -> where its page.slug is
+    for x in listings:
+        line = x.family.doc.line(("page", "slug"))
+        pattern_at[x.family.file] = f"{x.family.file}:{line}" if line else x.family.file
+    clashes = []
+    entries = [(a.slug, a.file, False) for a in catalog.articles] + [(a.slug, a.file, True) for a in family_articles]
+    for slug, owner, family_page in entries + [(x.slug, x.family.file, False) for x in listings]:
+        if slug in reserved:
+            clashes.append(f"{owner}: slug {slug!r} names the folder of the site's {reserved[slug]}; choose another")
+        elif slug in owners:
+            first, first_family_page = owners[slug]
+            if family_page and first_family_page and first == owner:
+                clashes.append(
+                    f"{pattern_at[owner]}: page.slug gives more than one page the slug {slug!r}; use placeholders "
+                    "that tell its pages apart, such as {model}, {method}, {provider}, {gpu} and {count}"
+                )
+            else:
+                clashes.append(f"{owner}: slug {slug!r} is already used by {first}")
+        owners[slug] = (owner, family_page)
+    return list(dict.fromkeys(clashes))
 
 
 def reserved_folders(catalog: Catalog) -> dict[str, str]:

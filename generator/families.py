@@ -23,7 +23,7 @@ from generator.kinds.setup import NEIGHBOURS_SHOWN
 from generator.load import read_front_matter
 from generator.records import Article, Catalog
 from generator.scenarios import setup_row
-from generator.schema import MAX_TAGS, Doc, F, list_of, opt, record, validate
+from generator.schema import MAX_ROWS, MAX_TAGS, Doc, F, list_of, opt, record, validate
 
 if TYPE_CHECKING:
     from generator.rowcache import FamilyRows
@@ -38,8 +38,8 @@ FAMILY = record(
         "params": record(
             {
                 "reference_tokens": F("tokens"),
-                "token_budgets": list_of(F("tokens")),
-                "chart_tokens": list_of(F("tokens")),
+                "token_budgets": list_of(F("tokens"), most=MAX_ROWS),
+                "chart_tokens": list_of(F("tokens"), most=MAX_ROWS),
                 "utilization": F("share"),
                 "startup_hours": F("nonnegative"),
                 # with it, operations per token include attention over sequences of this length
@@ -92,11 +92,18 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
         if data is None or any(v is None for k, v in data.items() if k not in ("tags", "faq", "sources")):
             continue
         unknown = False
+        for axis in ("models", "methods", "providers"):  # one listed twice makes the same pages twice
+            seen: set[str] = set()
+            for i, name in enumerate(data["axes"][axis]):
+                if name in seen:
+                    doc.problem(("axes", axis, i), f"{name!r} is listed twice; list each once")
+                    unknown = True
+                seen.add(name)
         for key in ("slug", "title", "description"):
             for problem in pattern_problems(data["page"][key]):
                 doc.problem(("page", key), problem)
                 unknown = True
-        if not unknown:  # a family with an unknown placeholder is not expanded: its problem is reported
+        if not unknown:  # one with an unknown placeholder or a repeated axis is not expanded: its problem is reported
             out.append(Family(path.stem, doc.file, doc, data, body, body_line))
     return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 import oracle
+import pytest
 import yaml
 from bs4 import BeautifulSoup
 from conftest import CONTENT
@@ -224,6 +225,35 @@ def test_a_family_with_too_many_combinations_is_one_problem(tmp_path, monkeypatc
     line = next(x for x in result.output.splitlines() if "combinations of model, method and offer" in x)
     assert line.startswith("error: ") and "families/70b-setups.md:" in line and "axes" in line, line
     assert "a family may have at most 10 (split it" in line, line
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        # each of these wrote one page's files over another's: the build rendered every page, then stopped at the
+        # first shared path with "two pages want the same output path", naming no file or field
+        (
+            'slug: "{model}-{method}-on-{provider}-{gpu}x{count}"',
+            'slug: "{model}-{method}"',
+            "families/70b-setups.md:9: page.slug gives more than one page the slug 'llama-3-3-70b-qlora'; use "
+            "placeholders that tell its pages apart",
+        ),
+        (
+            "providers: [lambda, nebius, runpod, nodus, aws, gcp, azure]",
+            "providers: [lambda, nebius, lambda, nodus]",
+            "families/70b-setups.md:15: axes.providers[2]: 'lambda' is listed twice; list each once",
+        ),
+    ],
+    ids=["slug-pattern", "provider-twice"],
+)
+def test_pages_that_would_share_a_folder_are_one_problem_before_any_renders(tmp_path, old, new, words):
+    from conftest import build, make_content, replace
+
+    content = make_content(tmp_path, {"families/70b-setups.md": replace(old, new)}, families=True)
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 1 and not out.exists(), result.output
+    assert words in result.output and "want the same output path" not in result.output, result.output
+    assert "built 1" not in result.output  # no page rendered
 
 
 def _family_pages():

@@ -16,7 +16,7 @@ from generator.kinds.common import Context, Recorder, fail, find_offer, lookup, 
 from generator.model import Blocks, Chart, Code, Column, Input, Table
 from generator.records import Article, Catalog
 from generator.scenarios import gpu_inputs, price_input, setup_row
-from generator.schema import F, list_of, opt, record
+from generator.schema import MAX_ROWS, F, list_of, opt, record
 
 SPEC = record(
     {
@@ -29,9 +29,9 @@ SPEC = record(
         "tokens_per_example": F("count"),
         "epochs": F("count"),
         "startup_hours": F("nonnegative"),
-        "larger_tokens": list_of(F("tokens")),
-        "chart_tokens": list_of(F("tokens")),
-        "trial_runs": list_of(F("count")),
+        "larger_tokens": list_of(F("tokens"), most=MAX_ROWS),
+        "chart_tokens": list_of(F("tokens"), most=MAX_ROWS),
+        "trial_runs": list_of(F("count"), most=MAX_ROWS),
         "budget_usd": F("positive"),
         "sensitivity": list_of(F("share"), required=False),
         "setups": list_of(record({"method": F("id"), "offer": F("text")})),

@@ -9,7 +9,7 @@ from generator.kinds.common import Context, Recorder, find_offer, shared_inputs
 from generator.model import Blocks, Chart, Column, Input, Table
 from generator.records import Article, Catalog
 from generator.scenarios import counted_parameters, gpu_inputs, memory_need, price_input, work_inputs
-from generator.schema import F, list_of, record
+from generator.schema import MAX_ROWS, F, list_of, record
 
 SPEC = record(
     {
@@ -17,8 +17,8 @@ SPEC = record(
         "method": F("id"),
         "offer": F("text"),
         "reference_tokens": F("tokens"),
-        "token_budgets": list_of(F("tokens")),
-        "chart_tokens": list_of(F("tokens")),
+        "token_budgets": list_of(F("tokens"), most=MAX_ROWS),
+        "chart_tokens": list_of(F("tokens"), most=MAX_ROWS),
         "utilization": F("share"),
         "startup_hours": F("nonnegative"),
         "neighbours": F("any"),

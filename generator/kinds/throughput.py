@@ -10,17 +10,17 @@ from generator.kinds.common import Context, Recorder, fail, find_offer, lookup
 from generator.model import Blocks, Chart, Code, Column, Input, Table
 from generator.records import Article, Catalog
 from generator.scenarios import price_input
-from generator.schema import F, list_of, record
+from generator.schema import MAX_ROWS, F, list_of, record
 
 SPEC = record(
     {
         "benchmark": F("id"),
         "offer": F("text"),
-        "token_budgets": list_of(F("tokens")),
+        "token_budgets": list_of(F("tokens"), most=MAX_ROWS),
         "snippet_tokens": F("tokens"),
         "compare_tokens": F("tokens"),
         "compare_benchmarks": list_of(F("id"), required=False),
-        "chart_tokens": list_of(F("tokens")),
+        "chart_tokens": list_of(F("tokens"), most=MAX_ROWS),
     }
 )
 
