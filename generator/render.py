@@ -156,6 +156,14 @@ class _Loader(jinja2.FileSystemLoader):
 # What a template's own expressions can raise as they run ({{ 1 / 0 }}, {{ 1 + "a" }}): Jinja passes these on
 # as they are, not as TemplateErrors (see template_failure)
 RUNTIME_ERRORS = (ArithmeticError, TypeError, ValueError)
+# What rendering a theme template (the packaged one, or a site's own over it) can raise: see template_problem
+TEMPLATE_ERRORS = (jinja2.TemplateError, *RUNTIME_ERRORS)
+
+
+def template_problem(exc: Exception) -> RenderProblem:
+    """One of TEMPLATE_ERRORS as a one-line problem with its template's file and line: a TemplateError as
+    theme_problem makes it, any other as template_failure does (which raises again the packaged theme's)."""
+    return theme_problem(exc) if isinstance(exc, jinja2.TemplateError) else template_failure(exc)
 
 
 def template_failure(exc: Exception) -> RenderProblem:
@@ -378,11 +386,8 @@ class Renderer:
                         continue
                     try:
                         text = env.get_template(f"_{kind}.{ext}").render(block=block, slug=items[n][0].slug)
-                    except jinja2.TemplateError as exc:  # the theme, or a site's own template over it
-                        out[n] = theme_problem(exc)
-                        continue
-                    except RUNTIME_ERRORS as exc:
-                        out[n] = template_failure(exc)
+                    except TEMPLATE_ERRORS as exc:  # the theme, or a site's own template over it
+                        out[n] = template_problem(exc)
                         continue
                     (bodies[n].html if ext == "html" else bodies[n].md)[at] = text
 
@@ -393,10 +398,8 @@ class Renderer:
             if out[n] is None:
                 try:
                     done[n] = env.get_template(name).render(page=page)
-                except jinja2.TemplateError as exc:
-                    out[n] = theme_problem(exc)
-                except RUNTIME_ERRORS as exc:
-                    out[n] = template_failure(exc)
+                except TEMPLATE_ERRORS as exc:
+                    out[n] = template_problem(exc)
         return done
 
     def _page_values(self, art: Article, ctx: Context, faq: list[dict], body: _Body) -> dict:

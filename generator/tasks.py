@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import jinja2
-
 from generator import figures_parts, listingcache, pagecache, svg
 from generator.articles import build_context
 from generator.claims import claims_of
@@ -26,7 +24,7 @@ from generator.figures_json import NO_TEXTS, figures_doc, figures_entry, listing
 from generator.fingerprints import digest_of
 from generator.kinds.common import Context
 from generator.records import Article
-from generator.render import RUNTIME_ERRORS, Prose, RenderProblem, template_failure, theme_budget, theme_problem
+from generator.render import TEMPLATE_ERRORS, Prose, RenderProblem, template_problem, theme_budget
 from generator.workers import Workers
 
 
@@ -114,10 +112,8 @@ def site_files(task: SiteFiles) -> dict[str, bytes]:
     try:
         with theme_budget("the home page and feeds", len(pages)):
             return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
-    except jinja2.TemplateError as exc:  # a site's own template, or the theme
-        raise BuildError(str(theme_problem(exc))) from None
-    except RUNTIME_ERRORS as exc:
-        raise BuildError(str(template_failure(exc))) from None
+    except TEMPLATE_ERRORS as exc:  # a site's own template, or the theme
+        raise BuildError(str(template_problem(exc))) from None
 
 
 class _Listed(NamedTuple):
@@ -164,10 +160,8 @@ def _render_listing(listing, texts) -> tuple:
     try:
         with theme_budget("a listing", len(listing.rows)):
             return JOB["renderer"].render_listing(listing, texts)
-    except jinja2.TemplateError as exc:
-        raise BuildError(str(theme_problem(exc))) from None
-    except RUNTIME_ERRORS as exc:
-        raise BuildError(str(template_failure(exc))) from None
+    except TEMPLATE_ERRORS as exc:
+        raise BuildError(str(template_problem(exc))) from None
 
 
 def _listing_in_memory(listing) -> ListingOut:

@@ -220,7 +220,7 @@ def die_with_parent(parent: int) -> None:
 # How much free memory at the top of its heap a worker keeps rather than gives back to the system. glibc's
 # default gives it back past 128 KB, and a worker's heap grows and shrinks with every chunk of pages, so
 # the same memory came back each time as new pages, one page fault each: 50,000-65,000 faults a worker in
-# a 10,000-page cold build, against about 15,000 with 8 MB kept (and the same peak memory).
+# a 10,000-page cold build, against about 15,000 with 8 MB or more kept (and the same peak memory).
 HEAP_KEPT = 16 << 20
 M_TRIM_THRESHOLD = -1  # mallopt's parameter (glibc's malloc.h)
 
