@@ -222,6 +222,10 @@ def render_site(
         raise ContentError(odd)
     parsed = ParseCache(cache) if cache is not None else None  # files parsed by the last build into `cache`
     code = state.code_digest(templates)  # costpress's code and templates: what every page and template shares
+    if parsed is not None:
+        parsed.code = code  # snapshots are kept as their records too: how records are made is code
+        if not reuse:  # --force and --check make every snapshot's records again (and keep them, as rows)
+            parsed.old_records = {}
     rows = RowCache(cache, code, read=reuse) if cache is not None else None  # the last build's family rows
     with contextlib.ExitStack() as stack:
         if rows is not None:  # the next row cache, written while the families expand: a failed build keeps none

@@ -170,7 +170,7 @@ def load_content(root: Path, parsed=None) -> Catalog:
     suites = _suites(suite_docs, models, methods, gpus, loaded)
     measured = measurements.load(root / "measurements", models if models_raw else {}, problems, load_doc)
 
-    snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems, load_doc)
+    snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems, load_doc, parsed)
     guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})
     problems.extend(check_prices(snapshots, guard))
     articles = _load_articles(root / "articles", problems)
@@ -362,11 +362,16 @@ def _unknown(what: str, value: str, table: dict) -> str:
 DATE_FILE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.yaml\Z")
 
 
-def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[str], load_doc=_load_doc) -> dict:
+def _load_snapshots(
+    folder: Path, gpus: dict[str, Gpu] | None, problems: list[str], load_doc=_load_doc, parsed=None
+) -> dict:
+    """Every provider's snapshots, oldest first. With `parsed` (a parsecache.ParseCache that knows the code
+    digest), a snapshot the last build loaded without a problem is taken as the records it made then."""
     out: dict[str, list[Snapshot]] = {}
     if not folder.is_dir():
         problems.append(f"{display_path(folder)}: price folder not found")
         return {}
+    known = "\0".join(sorted(gpus)) if gpus is not None else "\0unchecked"  # what an offer's GPU is checked against
     for provider_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
         for path in sorted(provider_dir.iterdir()):
             display = display_path(path)
@@ -375,6 +380,12 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
             if not DATE_FILE_RE.match(path.name):
                 problems.append(f"{display}: expected a file named YYYY-MM-DD.yaml")
                 continue
+            key = parsed.snapshot_key(path, display, provider_dir.name, known) if parsed is not None else None
+            snap = parsed.snapshot(key) if key is not None else None
+            if snap is not None:
+                out.setdefault(provider_dir.name, []).append(snap)
+                continue
+            before = len(problems)
             doc = load_doc(path, problems)
             data = _records(doc, SNAPSHOT)
             if not data:
@@ -424,20 +435,21 @@ def _load_snapshots(folder: Path, gpus: dict[str, Gpu] | None, problems: list[st
                 )
             if data["checked"] is None:
                 continue
-            out.setdefault(provider_dir.name, []).append(
-                Snapshot(
-                    provider=provider_dir.name,
-                    name=data["name"] or provider_dir.name,
-                    checked=data["checked"],
-                    source=data["source"],
-                    url=data["url"],
-                    file=display,
-                    offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
-                    notes=data["notes"],
-                    acknowledged=data["acknowledged"],
-                    imported=data["checked_is"] == "imported",
-                )
+            snap = Snapshot(
+                provider=provider_dir.name,
+                name=data["name"] or provider_dir.name,
+                checked=data["checked"],
+                source=data["source"],
+                url=data["url"],
+                file=display,
+                offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
+                notes=data["notes"],
+                acknowledged=data["acknowledged"],
+                imported=data["checked_is"] == "imported",
             )
+            out.setdefault(provider_dir.name, []).append(snap)
+            if key is not None and len(problems) == before:  # a file with a problem is loaded, and told, every time
+                parsed.keep_snapshot(key, snap)
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
 
 

@@ -9,11 +9,21 @@ file renamed or copied is found too. Only files that parsed without a problem ar
 JSON reads back equal to what the parser made (mapping keys that are not text, or NaN, are left out), so
 a parse-cache hit gives the Doc a parse would give. The cache is best effort, like the page cache: a
 missing, damaged or older file is ignored and every file is parsed.
+
+Price snapshots go one step further. Checking a parsed snapshot against its schema and making its offers'
+records took 0.05 s of the same 234 files, every build; a snapshot that loaded without a problem is kept
+as its records too (one line of JSON each, under `r` and a key of its own: `snapshot_key`), and a hit
+skips parsing, checking and making records. The key holds everything those records are made from: the
+file's bytes, the path it is shown as (records name it), its provider's folder, the GPUs the content
+knows (an offer of a GPU that is not in hardware.yaml is a problem, so a removed GPU must miss), and
+costpress's code and templates (`code`, state.code_digest: how records are made). Without `code` no
+records are kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -22,10 +32,13 @@ from pathlib import Path
 
 import yaml
 
+from generator.fingerprints import digest_of, offer_fields
+from generator.records import Offer, Snapshot
 from generator.schema import Doc, parse_yaml
 
 VERSION = "1"
 _DATE, _TIME = "\x00date", "\x00datetime"  # a text holding NUL is refused before it is parsed (read_text)
+RECORDS = "r"  # before a snapshot's key: its records' line (a document's key is hex digits only)
 
 
 def cache_path(out: Path) -> Path:
@@ -50,6 +63,10 @@ class ParseCache:
         self.old: dict[str, str] = {}  # text digest -> the document's JSON line
         self.new: dict[str, str] = {}  # the lines this build used or made
         self.parsed = 0  # files parsed (not found in the cache), for tests and the benchmark
+        self.code: str | None = None  # costpress's code digest: set, snapshots are kept as records too
+        self.old_records: dict[str, str] = {}  # snapshot_key -> the snapshot's records as a JSON line
+        self.new_records: dict[str, str] = {}
+        self.kept_snapshots = 0  # snapshots taken as records, for tests
         if self.path is None:
             return
         try:
@@ -59,9 +76,12 @@ class ParseCache:
                     return
                 for line in fh:
                     digest, _, doc = line.partition("\t")
-                    self.old[digest] = doc
+                    if digest.startswith(RECORDS):
+                        self.old_records[digest[len(RECORDS) :]] = doc
+                    else:
+                        self.old[digest] = doc
         except (OSError, UnicodeDecodeError):
-            self.old = {}
+            self.old, self.old_records = {}, {}
 
     def parse(self, text: str, display: str) -> Doc:
         """parse_yaml(text, display), from the cache when the same text was parsed before."""
@@ -80,15 +100,42 @@ class ParseCache:
                 self.new[digest] = line
         return doc
 
+    def snapshot_key(self, path: Path, display: str, provider: str, gpus: str) -> str | None:
+        """The key of a snapshot file's records (see the module's text); None without `code` or when the
+        file cannot be read (loading it reports that). `gpus`: the GPU ids the content knows, joined."""
+        if self.code is None:
+            return None
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        return digest_of(self.code, display, provider, gpus, hashlib.sha256(raw).hexdigest())
+
+    def snapshot(self, key: str) -> Snapshot | None:
+        """The snapshot the last build made from the file under `key`, or None."""
+        line = self.old_records.get(key)
+        snap = _snapshot_of(line) if line is not None else None
+        if snap is not None:
+            self.new_records[key] = line
+            self.kept_snapshots += 1
+        return snap
+
+    def keep_snapshot(self, key: str, snap: Snapshot) -> None:
+        """Keep a snapshot that loaded without a problem, for the next build (unless JSON cannot carry it)."""
+        line = _snapshot_line(snap)
+        if line is not None:
+            self.new_records[key] = line
+
     def save(self) -> None:
         """Write the files this build parsed in place of the cache (best effort, in one step)."""
-        if self.path is None or self.new == self.old:  # the same files as the cache holds: it stands
-            return
+        if self.path is None or (self.new == self.old and self.new_records == self.old_records):
+            return  # the same files as the cache holds: it stands
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(f"costpress parse cache {self.key}\n")
                 fh.writelines(f"{digest}\t{line}" for digest, line in sorted(self.new.items()))
+                fh.writelines(f"{RECORDS}{key}\t{line}" for key, line in sorted(self.new_records.items()))
             os.replace(tmp, self.path)
         except OSError:
             with contextlib.suppress(OSError):
@@ -135,4 +182,44 @@ def _decoded(line: str, display: str) -> Doc | None:
         lines = {tuple(path): n for path, n in obj["lines"]}
         return Doc(display, obj["data"], lines=lines)
     except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+
+
+# A snapshot's records as JSON: its own fields but `offers`, with `checked` as a day number, then each offer's
+# fields in order (records.Offer), `checked` the same way.
+_SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(Snapshot) if f.name != "offers")
+_SNAPSHOT_DAY = _SNAPSHOT_FIELDS.index("checked")
+_OFFER_DAY = tuple(f.name for f in dataclasses.fields(Offer)).index("checked")
+
+
+def _snapshot_line(snap: Snapshot) -> str | None:
+    """The snapshot as one line of JSON, or None when it would not read back as the same records."""
+    head = [getattr(snap, name) for name in _SNAPSHOT_FIELDS]
+    head[_SNAPSHOT_DAY] = snap.checked.toordinal()
+    offers = []
+    for offer in snap.offers:
+        fields = list(offer_fields(offer))
+        fields[_OFFER_DAY] = offer.checked.toordinal()
+        offers.append(fields)
+    try:
+        line = json.dumps([head, offers], ensure_ascii=False, check_circular=False)
+    except (TypeError, ValueError):
+        return None
+    back = _snapshot_of(line)
+    if back is None or repr(back) != repr(snap):  # repr holds every field, `line` too (not compared by ==)
+        return None
+    return line + "\n"
+
+
+def _snapshot_of(line: str) -> Snapshot | None:
+    fromordinal = dt.date.fromordinal
+    try:
+        head, rows = json.loads(line)
+        head[_SNAPSHOT_DAY] = fromordinal(head[_SNAPSHOT_DAY])
+        offers = []
+        for fields in rows:
+            fields[_OFFER_DAY] = fromordinal(fields[_OFFER_DAY])
+            offers.append(Offer(*fields))
+        return Snapshot(**dict(zip(_SNAPSHOT_FIELDS, head, strict=True)), offers=tuple(offers))
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError):
         return None

@@ -8,6 +8,8 @@ import datetime as dt
 from conftest import CONTENT, TEMPLATES, make_content, run_cli
 
 from generator import parsecache
+from generator.errors import ContentError
+from generator.load import load_content
 from generator.schema import parse_yaml
 
 
@@ -68,3 +70,49 @@ def test_a_price_change_parses_only_the_snapshot_that_changed(tmp_path, monkeypa
     assert run_cli(*args).exit_code == 0
     assert len(seen) > 10
     assert run_cli(*args, "--check").exit_code == 0
+
+
+def _snapshot_load(content, out, code="code 1"):
+    """load_content with a parse cache that keeps snapshots as records; the cache, and the catalog or the
+    problems."""
+    cache = parsecache.ParseCache(out)
+    cache.code = code
+    try:
+        return cache, load_content(content, cache)
+    except ContentError as exc:
+        return cache, exc.problems
+
+
+def test_a_snapshot_loads_as_the_records_it_made_last_time(tmp_path):
+    """Snapshots that loaded without a problem come back as the same records, every field, without being
+    parsed or checked; another code digest, or the content's GPUs changed, takes none of them."""
+    content, out = make_content(tmp_path), tmp_path / "site"
+    files = sorted((content / "prices").rglob("*.yaml"))
+    first, catalog = _snapshot_load(content, out)
+    assert first.kept_snapshots == 0 and len(first.new_records) == len(files) > 3
+    first.save()
+    again, kept = _snapshot_load(content, out)
+    assert again.kept_snapshots == len(files) and again.parsed == 0
+    assert repr(kept.snapshots) == repr(catalog.snapshots) == repr(load_content(content).snapshots)
+    assert [o.line for s in kept.snapshots["nodus"] for o in s.offers] == [
+        o.line for s in catalog.snapshots["nodus"] for o in s.offers
+    ]
+    assert _snapshot_load(content, out, code="code 2")[0].kept_snapshots == 0
+    # a GPU no longer in hardware.yaml: the snapshots that offer it must tell, not come back from the cache
+    hardware = content / "hardware.yaml"
+    hardware.write_text(hardware.read_text().replace("id: a100-80gb\n", "id: a100-80gb-renamed\n", 1))
+    cache, problems = _snapshot_load(content, out)
+    assert cache.kept_snapshots == 0
+    assert any("nodus/2026-11-05.yaml:7: offers[0].gpu" in p for p in problems), problems
+
+
+def test_a_snapshot_with_a_problem_is_checked_and_told_every_time(tmp_path):
+    """A snapshot that loads with a problem (here a duplicate offer) is not kept: the next load tells it again."""
+    dup = "  - {gpu: h100, count: 1, usd_per_hour: 2.70}\n"
+    content = make_content(tmp_path, {"prices/nodus/2026-11-05.yaml": lambda text: text + dup})
+    out, others = tmp_path / "site", len(list((content / "prices").rglob("*.yaml"))) - 1
+    for kept in (0, others):  # the second time, every other snapshot comes from the cache
+        cache, problems = _snapshot_load(content, out)
+        assert any("nodus/2026-11-05.yaml" in p and "duplicate offer h100 x1" in p for p in problems), problems
+        assert cache.kept_snapshots == kept and len(cache.new_records) == others
+        cache.save()  # (a build that fails saves nothing: the cache must not hold it even so)
