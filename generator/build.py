@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import multiprocessing as mp
 import os
 import re
@@ -271,6 +272,7 @@ class _Run:
     family_files: set[str] = dataclasses.field(default_factory=set)
     lister: Workers | None = None  # the process that renders the listings, when a pool renders the pages
     pending: list[int] = dataclasses.field(default_factory=list)  # the listings' chunks, wherever they render
+    checks: list[int] | None = None  # the content checks' chunk, when the listings' process makes them
     pool: Workers | None = None
     nextcache: pagecache.Next | None = None  # the next page cache, made as pages are taken
 
@@ -290,10 +292,14 @@ class _Run:
             code=self.code,
             reuse=self.reuse,
             cache=self.cache,
+            content_checks=functools.partial(content_checks, catalog),
         )
         self.lister = self.stack.enter_context(Workers(1, tasks.chunk_results))
         self.pending = self.lister.submit([-1 - k for k in range(len(listings))], 1)
-        self.lister.stop()  # it exits once the listings are done
+        # then the content checks: this process is done with the listings long before the last page is in
+        # (a price refresh's pages waited on them in a worker, after the pages)
+        self.checks = self.lister.submit([tasks.ContentChecks()], 1)
+        self.lister.stop()  # it exits once the listings and the checks are done
 
 
 def _share(run: _Run, catalog: Catalog, articles: list[Article], listings: list[Listing]) -> int:
@@ -310,7 +316,7 @@ def _share(run: _Run, catalog: Catalog, articles: list[Article], listings: list[
         family_files=run.family_files,
         code=run.code,
         reuse=run.reuse,
-        content_checks=lambda: (stray_files(catalog), lint_warnings(catalog)),  # what depends only on the content
+        content_checks=functools.partial(content_checks, catalog),
     )
     run.files = run.sink if run.sink is not None else Files()
     fingerprints = Fingerprints(catalog, run.code) if run.cache is not None else None
@@ -388,7 +394,8 @@ def _queue_site_work(run: _Run, order: list[int], pages: list, cached: dict, lis
         {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None},
     )
     site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
-    checks_job = pool.submit([tasks.ContentChecks()], 1) if pool else None  # by the other worker
+    # by the other worker, unless the listings' process made them
+    checks_job = pool.submit([tasks.ContentChecks()], 1) if pool and run.checks is None else None
     parts = figures_parts.Parts(listings, pages, order, cached, run.files, run.cache, saved_parts)
     if pool:
         parts.send(pool)  # the figures parts that changed and hold no listing: put together by the workers
@@ -419,7 +426,12 @@ def _site_files(run: _Run, catalog: Catalog, listings, pages: list, queued: _Que
     by_slug = [data for _, data in sorted(entries)]
     pieces = figures_pieces(by_slug, part_names)
     files.add("figures.json", pieces if run.sink is not None else b"".join(pieces))
-    stray, linted = pool.results(queued.checks_job[0])[0][0] if pool else tasks.JOB["content_checks"]()
+    if run.checks is not None:
+        stray, linted = run.lister.results(run.checks[0])[0][0]
+    elif pool:
+        stray, linted = pool.results(queued.checks_job[0])[0][0]
+    else:
+        stray, linted = tasks.JOB["content_checks"]()
     found = content_warnings(catalog, pages, stray) + linted
     for name, data in (pool.results(queued.site_job[0])[0][0] if pool else tasks.site_files(queued.site)).items():
         files.add(name, data)
@@ -538,6 +550,11 @@ KNOWN_FILES = {"site.yaml", "hardware.yaml", "models.yaml", "methods.yaml", "ben
 def _searched(articles: list[Article], listings) -> list[tuple[str, str, str, tuple[str, ...]]]:
     """What the search index holds of each page: slug, title, description, tags."""
     return [(a.slug, a.title, a.description, tuple(a.tags)) for a in (*articles, *listings)]
+
+
+def content_checks(catalog: Catalog) -> tuple[list[str], list[str]]:
+    """The warnings that depend only on the content: stray files, and lint's."""
+    return stray_files(catalog), lint_warnings(catalog)
 
 
 def stray_files(catalog: Catalog) -> list[str]:

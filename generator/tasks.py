@@ -126,8 +126,9 @@ class _Listed(NamedTuple):
 
 @dataclass(frozen=True)
 class ContentChecks:
-    """A task: the warnings that depend only on the content (JOB["content_checks"]), made by a worker that
-    is done with its pages while the main process writes the listings' figures parts."""
+    """A task: the warnings that depend only on the content (JOB["content_checks"]), made by the listings'
+    process once its listings are done, or without one by a worker that is done with its pages while the
+    main process writes the listings' figures parts."""
 
 
 def other_task(task: int | SiteFiles | ContentChecks | figures_parts.Part) -> tuple:

@@ -347,7 +347,8 @@ def test_noop_build_repeats_the_warnings(tmp_path):
 
 def test_parallel_and_serial_builds_are_byte_identical(tmp_path):
     """Enough pages to use the worker pool: every file the same whatever the number of workers, and the
-    same warnings (a worker makes those that depend only on the content: tasks.ContentChecks)."""
+    same warnings (the listings' process or a worker makes those that depend only on the content:
+    tasks.ContentChecks)."""
     content = make_content(tmp_path, {"notes.txt": "a stray file"}, families=True)
     trees, warned = {}, {}
     for jobs in (1, 2, 3):
