@@ -294,7 +294,7 @@ class _Run:
             cache=self.cache,
             content_checks=functools.partial(content_checks, catalog),
         )
-        self.lister = self.stack.enter_context(Workers(1, tasks.chunk_results))
+        self.lister = self.stack.enter_context(Workers(1, tasks.chunk_results, tasks.describe_chunk))
         self.pending = self.lister.submit([-1 - k for k in range(len(listings))], 1)
         # then the content checks: this process is done with the listings long before the last page is in
         # (a price refresh's pages waited on them in a worker, after the pages)
@@ -339,7 +339,9 @@ def _start(run: _Run, workers: int, listings: list[Listing]) -> None:
     and queue the listings with the pool when no process of their own renders them."""
     if run.lister is not None:
         _let_rows_go(listings)  # before the pool forks: its workers need not hold them either
-    pool = run.pool = run.stack.enter_context(Workers(workers, tasks.chunk_results)) if workers > 1 else None
+    pool = run.pool = (
+        run.stack.enter_context(Workers(workers, tasks.chunk_results, tasks.describe_chunk)) if workers > 1 else None
+    )
     if (pool is not None or run.lister is not None) and run.sink is not None:
         run.sink.start_flushing()  # after the forks: a thread is not copied into the workers
     # a kept page's entry goes to the next cache as the last cache holds it

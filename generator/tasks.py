@@ -131,6 +131,32 @@ class ContentChecks:
     main process writes the listings' figures parts."""
 
 
+def describe_chunk(chunk: list) -> str:
+    """What a chunk of tasks renders, for the error when its worker dies (workers.Workers): its pages by the
+    file they come from (the first and last slug of each file's, in the chunk's order), and its other work."""
+    articles, listings = JOB.get("articles") or [], JOB.get("listings") or []
+    pages: dict[str, list[str]] = {}
+    other = []
+    for task in chunk:
+        if isinstance(task, tuple) and isinstance(task[0], int) and 0 <= task[0] < len(articles):
+            art = articles[task[0]]
+            pages.setdefault(art.file, []).append(art.slug)
+        elif isinstance(task, int) and 0 < -task <= len(listings):
+            listing = listings[-1 - task]
+            other.append(f"the listing {listing.slug} ({listing.family.file})")
+        elif isinstance(task, SiteFiles):
+            other.append("the home page, feeds and sitemap")
+        elif isinstance(task, ContentChecks):
+            other.append("the content checks")
+        elif isinstance(task, figures_parts.Part):
+            other.append(f"the figures part {task.rel}")
+    shown = [
+        f"{file}: page {slugs[0]}" if len(slugs) == 1 else f"{file}: {len(slugs)} pages, {slugs[0]} to {slugs[-1]}"
+        for file, slugs in pages.items()
+    ]
+    return "; ".join(shown + other) or "work of its own"
+
+
 def other_task(task: int | SiteFiles | ContentChecks | figures_parts.Part) -> tuple:
     """One unit of work that is not a page: listing `-1 - task`, the site files, the content's warnings or
     a figures part (pages go by `chunk_results`)."""

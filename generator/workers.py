@@ -33,10 +33,15 @@ AHEAD = 2
 
 class Workers:
     """`count` forked processes that apply `func` to each chunk of tasks submitted: it takes the chunk's
-    tasks as a list and returns their results in the same order."""
+    tasks as a list and returns their results in the same order. `describe` says what a chunk's tasks are
+    for (the pages it renders), to name them when the worker working on it dies."""
 
-    def __init__(self, count: int, func: Callable[[list], list]):
+    def __init__(self, count: int, func: Callable[[list], list], describe: Callable[[list], str] | None = None):
         ctx = mp.get_context("fork")
+        self._describe = describe
+        self._chunks: dict[int, list] = {}  # the chunks queued, by number, until their results come back
+        # the number of the chunk each worker is on (-1: none), written by the worker: what it had when it died
+        self._current = ctx.Array("q", [-1] * count, lock=False)
         self._tasks = ctx.SimpleQueue()
         _widen(self._tasks._writer)  # a chunk of figures parts at 100,000 pages (~150 KB) is queued at once
         self._procs: list = []
@@ -50,10 +55,11 @@ class Workers:
         # workers' collections skip them (and leave their memory pages shared with this process).
         gc.freeze()
         try:
-            for _ in range(count):
+            for index in range(count):
                 reader, writer = ctx.Pipe(duplex=False)
                 _widen(writer)
-                proc = ctx.Process(target=_serve, args=(func, self._tasks, writer, os.getpid()), daemon=True)
+                serving = (func, self._tasks, writer, os.getpid(), self._current, index)
+                proc = ctx.Process(target=_serve, args=serving, daemon=True)
                 proc.start()
                 writer.close()  # the worker holds the only write end: its exit shows as end of file
                 self._procs.append(proc)
@@ -106,25 +112,51 @@ class Workers:
         try:
             self._tasks.put(item)
         except BrokenPipeError:  # no worker is left to read it
-            raise BuildError("a worker process stopped before finishing its pages") from None
+            raise self._died() from None
+        if item is not None:
+            self._chunks[item[0]] = item[1]
 
     def _receive(self) -> None:
         open_ends = [conn for conn in self._results if not conn.closed]
         if not open_ends:  # every worker has exited, and a result is still awaited
-            raise BuildError("a worker process stopped before finishing its pages")
+            raise self._died()
         for conn in mpc.wait(open_ends):
             try:
                 kind, number, payload = conn.recv()
             except EOFError:
-                if not self._stopped:
-                    raise BuildError("a worker process stopped before finishing its pages") from None
-                conn.close()  # told to stop, it exited; a result it still owed is missed above
+                died = self._results.index(conn)
+                if not self._stopped or self._current[died] in self._chunks:  # told to stop, it may exit when
+                    raise self._died(died) from None  # it owes no results
+                conn.close()  # told to stop, it exited
                 continue
             if kind == "error":
                 raise payload
             self._done[number] = payload
+            self._chunks.pop(number, None)
             self._queued -= 1
         self._feed()
+
+    def _died(self, index: int | None = None) -> BuildError:
+        """The error for a worker that stopped without sending all its results: how it ended and, when known,
+        what it was working on (`describe`)."""
+        how = []
+        if index is not None:
+            proc = self._procs[index]
+            proc.join(5)  # its pipe is closed: it has exited, or is about to
+            if proc.exitcode is not None and proc.exitcode < 0:
+                try:
+                    name = signal.Signals(-proc.exitcode).name
+                except ValueError:
+                    name = f"signal {-proc.exitcode}"
+                how.append(f"killed by {name}{', as when the system runs out of memory' if name == 'SIGKILL' else ''}")
+            elif proc.exitcode:
+                how.append(f"exit status {proc.exitcode}")
+            chunk = self._chunks.get(self._current[index])
+            if chunk is not None and self._describe is not None:
+                how.append(f"it was working on {self._describe(chunk)}")
+        return BuildError(
+            "a worker process stopped before finishing its pages" + (f" ({'; '.join(how)})" if how else "")
+        )
 
     def poll(self) -> None:
         """Take whatever results are ready, without waiting, and queue more chunks in their place.
@@ -242,8 +274,9 @@ def keep_heap() -> None:
 FULL_COLLECTION_EVERY = 100
 
 
-def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent: int) -> None:
-    """A worker's loop: take a chunk, send back its results, until told to stop."""
+def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent: int, current, index: int) -> None:
+    """A worker's loop: take a chunk, send back its results, until told to stop. `current[index]` holds the
+    number of the chunk it is on (-1 between chunks), for the main process to name if it dies."""
     die_with_parent(parent)
     keep_heap()
     # the main process stops a worker with SIGTERM: it ends on the spot, as it would have without the console
@@ -261,12 +294,14 @@ def _serve(func: Callable[[list], list], tasks, results: mpc.Connection, parent:
         if item is None:
             return
         number, chunk = item
+        current[index] = number
         try:
             out = func(chunk)
         except BaseException as exc:  # a bug: hand it to the main process to raise
             results.send(("error", number, _sendable(exc)))
             return
         results.send(("ok", number, out))
+        current[index] = -1
 
 
 def _sendable(exc: BaseException) -> BaseException:

@@ -786,3 +786,36 @@ def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     assert pagecache.entry_files(slug, sizes) == (tuple(entry["files"]), tuple(entry["files"].values()))
     assert pagecache.entry_files(slug, {**sizes, f"{slug}/deeper/x.svg": 1}) is None
     assert pagecache.entry_files(slug, {"elsewhere/x.svg": 1}) is None
+
+
+def test_a_worker_killed_mid_page_is_a_one_line_error_naming_its_pages(tmp_path, monkeypatch):
+    """A worker the system kills (SIGKILL, as its out-of-memory killer does) while rendering a page: the build
+    stops with one line naming the signal and the pages that worker had, and the published site stays."""
+    import signal
+
+    from generator import tasks
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    target = sorted(p.parent.name for p in out.glob("*-on-*/index.html"))[5]
+    real = tasks._context
+
+    def dies_on_target(i):
+        if tasks.JOB["articles"][i].slug == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(i)
+
+    monkeypatch.setattr(tasks, "_context", dies_on_target)  # in the workers, forked after this
+    result = run_cli(*args(content, out, "--jobs", "2", "--force"))
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in result.output, result.output
+    assert errors[0].startswith(
+        "error: a worker process stopped before finishing its pages (killed by SIGKILL, as when the system runs"
+        " out of memory; it was working on "
+    ), errors[0]
+    assert re.search(r"families/70b-setups\.md: (page \S+|\d+ pages, \S+ to \S+)\)", errors[0]), errors[0]
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert after == before

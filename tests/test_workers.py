@@ -72,6 +72,18 @@ def test_a_killed_worker_stops_the_build_instead_of_hanging():
             pool.results(number)
 
 
+def test_a_dead_workers_error_says_how_it_ended_and_what_it_was_working_on():
+    """The signal that killed it (SIGKILL is also what the system's out-of-memory killer sends) and its chunk,
+    as `describe` names it; the build's own describe names pages (test_build)."""
+    with pytest.raises(BuildError) as caught, Workers(2, each(die_on_five), lambda chunk: f"tasks {chunk}") as pool:
+        for number in pool.submit(list(range(20)), 2):
+            pool.results(number)
+    assert str(caught.value) == (
+        "a worker process stopped before finishing its pages (killed by SIGKILL, as when the system runs out"
+        " of memory; it was working on tasks [4, 5])"
+    )
+
+
 def _busy_then_dead(chunk: list) -> list:
     import time
 
