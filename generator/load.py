@@ -380,7 +380,8 @@ def _load_snapshots(
             if not DATE_FILE_RE.match(path.name):
                 problems.append(f"{display}: expected a file named YYYY-MM-DD.yaml")
                 continue
-            key = parsed.snapshot_key(path, display, provider_dir.name, known) if parsed is not None else None
+            key_of = (provider_dir.name, known)
+            key = parsed.snapshot_key(path, display, *key_of) if parsed is not None else None
             snap = parsed.snapshot(key) if key is not None else None
             if snap is not None:
                 out.setdefault(provider_dir.name, []).append(snap)
@@ -448,7 +449,9 @@ def _load_snapshots(
                 imported=data["checked_is"] == "imported",
             )
             out.setdefault(provider_dir.name, []).append(snap)
-            if key is not None and len(problems) == before:  # a file with a problem is loaded, and told, every time
+            # a file with a problem is loaded, and told, every time; the key is read again, so records are kept
+            # only under the bytes they were made from (not a file changed while it was being read)
+            if key is not None and len(problems) == before and key == parsed.snapshot_key(path, display, *key_of):
                 parsed.keep_snapshot(key, snap)
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
 

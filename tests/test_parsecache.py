@@ -116,3 +116,31 @@ def test_a_snapshot_with_a_problem_is_checked_and_told_every_time(tmp_path):
         assert any("nodus/2026-11-05.yaml" in p and "duplicate offer h100 x1" in p for p in problems), problems
         assert cache.kept_snapshots == kept and len(cache.new_records) == others
         cache.save()  # (a build that fails saves nothing: the cache must not hold it even so)
+
+
+def test_a_snapshot_changed_while_it_loads_is_not_kept_under_its_old_bytes(tmp_path):
+    """The key is read before the file is parsed: a file edited in between must not leave its new records
+    under its old bytes' key, or putting the old text back would load the new prices."""
+    import functools
+
+    from generator import load
+
+    content, out = make_content(tmp_path), tmp_path / "site"
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    old = snap.read_text()
+    cache = parsecache.ParseCache(out)
+    cache.code = "code 1"
+    real = functools.partial(load._load_doc, parsed=cache)
+
+    def edited_meanwhile(path, problems):
+        if path == snap:
+            path.write_text(old.replace("usd_per_hour: 2.60", "usd_per_hour: 2.70", 1))
+        return real(path, problems)
+
+    hardware = load_content(content).gpus
+    load._load_snapshots(content / "prices", hardware, [], edited_meanwhile, cache)
+    cache.save()
+    snap.write_text(old)
+    _, catalog = _snapshot_load(content, out)
+    (h100,) = [o for s in catalog.snapshots["nodus"] for o in s.offers if o.gpu == "h100" and o.count == 1]
+    assert h100.usd_per_hour == 2.60
