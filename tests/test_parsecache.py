@@ -144,3 +144,27 @@ def test_a_snapshot_changed_while_it_loads_is_not_kept_under_its_old_bytes(tmp_p
     _, catalog = _snapshot_load(content, out)
     (h100,) = [o for s in catalog.snapshots["nodus"] for o in s.offers if o.gpu == "h100" and o.count == 1]
     assert h100.usd_per_hour == 2.60
+
+
+def test_force_and_check_take_no_snapshot_records(tmp_path, monkeypatch):
+    """`build --force` and `--check` make every snapshot's records again; a plain build takes them."""
+    content, out = make_content(tmp_path), tmp_path / "site"
+    args = ["build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES)]
+    assert run_cli(*args).exit_code == 0
+    taken: list = []
+    real = parsecache.ParseCache.snapshot
+
+    def snapshot(cache, key):
+        found = real(cache, key)
+        if found is not None:
+            taken.append(found)
+        return found
+
+    monkeypatch.setattr(parsecache.ParseCache, "snapshot", snapshot)
+    for extra in ("--force", "--check"):
+        result = run_cli(*args, extra)
+        assert result.exit_code == 0, result.output
+        assert taken == [], extra
+    (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")  # not a no-op build
+    assert run_cli(*args).exit_code == 0
+    assert len(taken) == len(list((content / "prices").rglob("*.yaml")))
