@@ -168,3 +168,19 @@ def test_force_and_check_take_no_snapshot_records(tmp_path, monkeypatch):
     (content / "site.yaml").write_text((content / "site.yaml").read_text() + "\n")  # not a no-op build
     assert run_cli(*args).exit_code == 0
     assert len(taken) == len(list((content / "prices").rglob("*.yaml")))
+
+
+def test_a_damaged_parse_cache_is_not_used_even_when_it_still_reads_as_json(tmp_path):
+    """A price changed inside the cache file (still valid JSON) fails the header's digest: every file is
+    parsed and loaded again, and the price is the file's."""
+    content, out = make_content(tmp_path), tmp_path / "site"
+    first, _ = _snapshot_load(content, out)
+    first.save()
+    path = parsecache.cache_path(out)
+    text = path.read_text()
+    assert text.count("2.6") >= 2  # nodus's H100 price, in its parsed document and in its records
+    path.write_text(text.replace("2.6", "9.99"))
+    again, catalog = _snapshot_load(content, out)
+    assert again.kept_snapshots == 0 and again.parsed == first.parsed
+    (h100,) = [o for s in catalog.snapshots["nodus"] for o in s.offers if o.gpu == "h100" and o.count == 1]
+    assert h100.usd_per_hour == 2.60
