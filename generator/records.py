@@ -220,7 +220,10 @@ class Snapshot:
     imported: bool = False  # `checked` is a catalog's import date, not when its prices were read
 
 
-@dataclass(frozen=True, slots=True)  # a 100,000-page family holds 100,000 of them in every process
+# A 100,000-page family holds 100,000 of them in every process. Not frozen, though nothing changes an article
+# once it is made: a frozen dataclass sets each field through object.__setattr__, 2.2 µs an article against
+# 0.6 µs (a quarter of the time family_pages takes). Like a frozen one with these fields, it cannot be hashed.
+@dataclass(slots=True)
 class Article:
     file: str
     title: str
