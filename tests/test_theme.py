@@ -103,6 +103,22 @@ def test_init_names_its_folder_as_a_shell_reads_it(tmp_path, monkeypatch):
     assert "next: cd 'my site' && costpress build" in result.output
 
 
+def test_init_names_a_folder_with_a_line_feed_as_bash_reads_it(tmp_path, monkeypatch):
+    """A line feed in the name was shown as \\n inside plain quotes, which a shell reads as a backslash and an n."""
+    import shutil
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    name = "it's\nmy \\ site"
+    result = run_cli("init", name)
+    assert result.exit_code == 0, result.output
+    hint = result.output.split("next: cd ", 1)[1].split(" && ", 1)[0]
+    assert hint == "$'it\\'s\\nmy \\\\ site'" and len(result.output.splitlines()) == 1
+    if shutil.which("bash"):
+        went = subprocess.run(["bash", "-c", f"cd {hint} && pwd"], capture_output=True, text=True, cwd=tmp_path)
+        assert went.returncode == 0 and went.stdout.rstrip("\n") == str(tmp_path / name)
+
+
 @pytest.mark.parametrize(
     "name, text, message",
     [

@@ -107,8 +107,13 @@ def init(folder: Path, title: str) -> None:
     if "\n" in title or not title.strip():
         raise CostpressError("--title: expected one line of text")
     written = init_site(folder, dt.date.today(), title)
-    # the folder as a shell reads it ("my site" would be two words), and any control character in it escaped
-    shown = one_line(shlex.quote(str(folder)))
+    # the folder as a shell reads it ("my site" would be two words); a name with a control character in
+    # ANSI-C quotes ($'my\nsite', bash and zsh), which read its escapes back as the characters
+    text = str(folder)
+    if one_line(text) == text:
+        shown = shlex.quote(text)
+    else:
+        shown = "$'" + one_line(text.replace("\\", "\\\\").replace("'", "\\'")) + "'"
     click.echo(f"wrote {len(written)} files into {shown}; next: cd {shown} && costpress build")
 
 
