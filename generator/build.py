@@ -284,16 +284,7 @@ class _Run:
             return
         if self.sink is not None:
             self.sink.settle()  # before the fork: the process gets the folder's files as they are known
-        tasks.JOB.update(
-            catalog=catalog,
-            renderer=Renderer(self.templates, catalog, self.code),
-            sink=self.sink,
-            listings=listings,
-            code=self.code,
-            reuse=self.reuse,
-            cache=self.cache,
-            content_checks=functools.partial(content_checks, catalog),
-        )
+        self.share_content(catalog, listings, Renderer(self.templates, catalog, self.code))
         self.lister = self.stack.enter_context(Workers(1, tasks.chunk_results, tasks.describe_chunk))
         self.pending = self.lister.submit([-1 - k for k in range(len(listings))], 1)
         # then the content checks: this process is done with the listings long before the last page is in
@@ -301,29 +292,34 @@ class _Run:
         self.checks = self.lister.submit([tasks.ContentChecks()], 1)
         self.lister.stop()  # it exits once the listings and the checks are done
 
+    def share_content(self, catalog: Catalog, listings: list[Listing], renderer: Renderer) -> None:
+        """Set what every forked process inherits (tasks.JOB): the content, its listings, the renderer, where
+        pages go and how the content's own warnings are made."""
+        tasks.JOB.update(
+            catalog=catalog,
+            renderer=renderer,
+            sink=self.sink,
+            listings=listings,
+            code=self.code,
+            reuse=self.reuse,
+            cache=self.cache,
+            content_checks=functools.partial(content_checks, catalog),
+        )
+
 
 def _share(run: _Run, catalog: Catalog, articles: list[Article], listings: list[Listing]) -> int:
     """Set what the workers inherit (tasks.JOB) and return how many render. In a folder as the last build
     left it with a page cache, every page's fingerprint is made here, before the pool forks."""
     renderer = tasks.JOB["renderer"] if run.lister is not None else Renderer(run.templates, catalog, run.code)
     run.family_files = {x.family.file for x in listings}
-    tasks.JOB.update(
-        catalog=catalog,
-        renderer=renderer,
-        articles=articles,
-        sink=run.sink,
-        listings=listings,
-        family_files=run.family_files,
-        code=run.code,
-        reuse=run.reuse,
-        content_checks=functools.partial(content_checks, catalog),
-    )
+    run.share_content(catalog, listings, renderer)
+    tasks.JOB.update(articles=articles, family_files=run.family_files)
     run.files = run.sink if run.sink is not None else Files()
     fingerprints = Fingerprints(catalog, run.code) if run.cache is not None else None
     # A page whose page-cache entry still holds is kept (tasks.page_keeper); in a folder as the last build left it
     # (Publisher.trusted) its files are not looked at, and this process decides it (tasks.in_order)
     untouched = run.sink is not None and run.sink.trusted
-    tasks.JOB.update(fingerprints=fingerprints, cache=run.cache, known={}, untouched=untouched)
+    tasks.JOB.update(fingerprints=fingerprints, known={}, untouched=untouched)
     # (asking `trusted` waited for the folder check: the workers forked below get its answer)
     workers = workers_for(_weight(len(articles), listings), run.jobs, run.pool_min)
     if workers > 1 and untouched and run.reuse and fingerprints is not None and pagecache.exists(run.cache):

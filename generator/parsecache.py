@@ -76,7 +76,7 @@ class ParseCache:
         if found is None:
             return
         try:
-            text = bytes(found[0]).decode("utf-8")
+            text = str(found[0], "utf-8")
         except UnicodeDecodeError:
             return
         for line in text.splitlines(keepends=True):
