@@ -522,7 +522,7 @@ def _take_kept(
         cached[i] = PageInfo(
             articles[i], known, figures, charts[k] == 1, [], providers[k], unsourced[k], fingerprints[k]
         )
-        pages.append((slugs[k], pagecache.kept_files(slugs[k], names[k])))
+        pages.append((slugs[k], names[k]))
     files.keep_pages(pages, verified)
     if nextcache is not None:
         nextcache.keep(last, [k for _, k, _ in kept])

@@ -306,11 +306,6 @@ def is_utf8(data: bytes) -> bool:
     return True
 
 
-def kept_files(slug: str, names) -> list[str]:
-    """A kept page's files by their path in the site, from their names within its folder."""
-    return list(map(f"{slug}/".__add__, names))
-
-
 def entry_files(slug: str, sizes: dict[str, int]) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
     """A rendered page's files for its entry, from their sizes by path in the site: their names within the
     page's folder, and their sizes. None (no entry: the page renders next time) when one is not directly in

@@ -18,6 +18,7 @@ import itertools
 import os
 import shutil
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from generator import guard, state, trees, write
@@ -129,6 +130,8 @@ class Publisher:
         self.added: list[str] = []
         self.unchanged: list[str] = []
         self._outcomes = {"added": self.added, "changed": self.changed, "unchanged": self.unchanged}
+        self._held: list[list[tuple[str, Sequence[str]]]] = []  # unchanged pages held by name (keep_pages)
+        self._held_count = 0
         self._made: set[str] = set()
         self._seen: dict[str, tuple[int, int]] = {}  # folder -> (inode, mtime) a worker read after writing it
         self._flusher: threading.Thread | None = None
@@ -317,11 +320,23 @@ class Publisher:
     def keep(self, rel: str) -> None:
         self.add(rel, None)
 
-    def keep_pages(self, pages: list[tuple[str, list[str]]], checked: bool = False) -> None:
-        """`keep` for the files of pages, each (folder, files) with its files directly in its folder: no bytes
-        are compared or written. The membership tests and the tables' updates run at C speed
-        (write.Files.add_pages). `checked`: the paths come from a page cache a build wrote (verified), which
-        checked them then."""
+    def keep_pages(self, pages: list[tuple[str, Sequence[str]]], checked: bool = False) -> None:
+        """`keep` for the files of pages, each (folder, names of its files in it): no bytes are compared or
+        written. `checked`: the names come from the page cache the last build wrote (verified), which checked
+        their paths then.
+
+        In a folder as the last build left it, such pages' files are among the
+        published ones (that build's marker named them), so they are held by
+        name (write.Files.hold_pages) and their paths made only if something
+        asks for them: a price refresh asks for none. Otherwise each path is
+        made and looked for among the published files, and the tables are
+        updated at C speed (write.Files.add_pages).
+        """
+        if checked and self.trusted and self._paths.hold_pages(pages):
+            self._held.append(pages)
+            self._held_count += sum(map(len, (names for _, names in pages)))
+            return
+        pages = write.paths_in(pages)
         if not checked:
             pages = [(folder, page_files(folder, rels)) for folder, rels in pages]
         rels = [rel for _, page in pages for rel in page]
@@ -376,9 +391,14 @@ class Publisher:
     def finish(self) -> Diff:
         """Swap the new site in; write nothing when it equals the published one."""
         self._stop_flushing()
-        removed = sorted(self._paths.missing(self.have))  # no set of every new path
+        # Every recorded path but the added ones is a published one (_compare, keep_pages) and none repeats
+        # (write.Files): when they number as many as the published files, none of those is left to remove
+        if len(self._paths) - len(self.added) == len(self.have):
+            removed = []
+        else:
+            removed = sorted(self._paths.missing(self.have))  # no set of every new path
         # in the order pages came back (fixed by the article order); Diff.lines sorts when printing
-        diff = Diff(self.changed, self.added, removed, len(self.unchanged))
+        diff = Diff(self.changed, self.added, removed, len(self.unchanged) + self._held_count)
         if diff.clean:
             self.abort()
             return diff
@@ -393,7 +413,8 @@ class Publisher:
         out, staging, old = self.out, self.staging, self.old
         try:
             os.makedirs(staging, exist_ok=True)
-            groups = trees.by_folder(self.unchanged)
+            held = (rel for pages in self._held for _, rels in write.paths_in(pages) for rel in rels)
+            groups = trees.by_folder(itertools.chain(self.unchanged, held))
             for folder in groups:
                 self._seen.pop(f"{folder}/" if folder else ".", None)  # a link changes its folder's mtime
             marker = groups.get("", [])

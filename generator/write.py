@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +56,11 @@ class Files:
         self._files: dict[str, bytes | None] = {}
         self._folders: set[str] = set()
         self._counts: dict[str, int] = {}  # files directly in each folder ('' for the top), kept as files come
+        # Pages whose files are held by folder and name, their paths not yet made (hold_pages): at 10,000 kept
+        # pages, making, testing and storing 60,000 paths was a tenth of a price refresh
+        self._held: list[list[tuple[str, Sequence[str]]]] = []
+        self._held_folders: set[str] = set()
+        self._held_count = 0
 
     def keep(self, rel: str) -> None:
         """A file that stays exactly as the output folder has it (an incremental build did not re-render it)."""
@@ -64,6 +69,8 @@ class Files:
     def add(self, rel: str, data: bytes | None, checked: bool = False) -> None:
         """Take one file; `checked` when check_path already passed it (a worker's Publisher.store)."""
         parts = rel.split("/") if checked else check_path(rel)
+        if self._held_folders and parts[0] in self._held_folders:  # in a held page's folder: test it by path
+            self._unhold()
         if rel in self._files:
             raise BuildError(f"two pages want the same output path: {rel}")
         if rel in self._folders:
@@ -101,6 +108,8 @@ class Files:
         if rels is None:
             rels = [rel for _, page in pages for rel in page]
         folders = [folder for folder, page in pages if page]
+        if not self._held_folders.isdisjoint(folders):
+            self._unhold()
         new = dict.fromkeys(rels)
         files = self._files
         if (
@@ -120,18 +129,54 @@ class Files:
         for folder, page in pages:
             self.add_page(folder, page)
 
-    def keep_pages(self, pages: list[tuple[str, list[str]]], checked: bool = False) -> None:
-        """`keep` for the files of pages, each (folder, files) with its files directly in its folder (a
-        page-cache entry names them; `checked`: a verified one, whose paths were checked when it was written)."""
-        self.add_pages(pages if checked else [(folder, page_files(folder, rels)) for folder, rels in pages])
+    def keep_pages(self, pages: list[tuple[str, Sequence[str]]], checked: bool = False) -> None:
+        """`keep` for the files of pages, each (folder, names of its files in it) (a page-cache entry names
+        them; `checked`: a verified one, whose paths were checked when it was written)."""
+        self.add_pages(
+            paths_in(pages) if checked else [(folder, page_files(folder, rels)) for folder, rels in paths_in(pages)]
+        )
+
+    def hold_pages(self, pages: list[tuple[str, Sequence[str]]]) -> bool:
+        """Take the files of pages, each (folder, names of its files in it), without making their paths,
+        when each folder is a top-level one that no path recorded so far lies in or names and none repeats;
+        otherwise take nothing and return False. For names whose paths were checked before (a verified page
+        cache's): only the folders are tested here, and a path added later into one of them, or any use of
+        the paths themselves, makes the held ones first (_unhold)."""
+        folders = [folder for folder, names in pages if names]
+        if (
+            "/" in "\0".join(folders)
+            or len(set(folders)) != len(folders)
+            or not self._folders.isdisjoint(folders)
+            or not self._files.keys().isdisjoint(folders)
+        ):
+            return False
+        self._folders.update(folders)
+        self._held_folders.update(folders)
+        counts = self._counts
+        for folder, names in pages:
+            if names:
+                counts[folder] = counts.get(folder, 0) + len(names)
+                self._held_count += len(names)
+        self._held.append(pages)
+        return True
+
+    def _unhold(self) -> None:
+        """Make the held pages' paths and record them as add_pages would have."""
+        held, self._held, self._held_folders, self._held_count = self._held, [], set(), 0
+        files = self._files
+        for pages in held:
+            files.update(dict.fromkeys(path for _, rels in paths_in(pages) for path in rels))
 
     def items(self) -> list[tuple[str, bytes | None]]:
+        self._unhold()
         return sorted(self._files.items())
 
     def names(self) -> set[str]:
+        self._unhold()
         return set(self._files)
 
     def paths(self) -> list[str]:
+        self._unhold()
         return list(self._files)
 
     def folders(self) -> dict[str, int]:
@@ -142,18 +187,26 @@ class Files:
         return counts
 
     def __len__(self) -> int:
-        return len(self._files)
+        return len(self._files) + self._held_count
 
     def __contains__(self, rel: str) -> bool:
+        self._unhold()
         return rel in self._files
 
     def missing(self, names: Iterable[str]) -> Iterator[str]:
         """The names that are not among the files, in their order (the test at C speed: 60,000 of them
         through `__contains__` were 0.01 s at the end of every large build)."""
+        self._unhold()
         return itertools.filterfalse(self._files.__contains__, names)
 
     def __getitem__(self, rel: str) -> bytes:
+        self._unhold()
         return self._files[rel]
+
+
+def paths_in(pages: list[tuple[str, Sequence[str]]]) -> list[tuple[str, list[str]]]:
+    """Pages as (folder, names of its files in it) -> (folder, the files' paths)."""
+    return [(folder, list(map(f"{folder}/".__add__, names))) for folder, names in pages]
 
 
 @dataclass

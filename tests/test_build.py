@@ -765,7 +765,7 @@ def test_build_pauses_the_cycle_collector_only_while_it_runs(tmp_path, monkeypat
 def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     """Each entry names its page's files within the page's folder, with the sizes on disk (the same few names
     on every page, one tuple of them in the file); a name that leaves the folder makes no entry reusable."""
-    from generator import pagecache
+    from generator import pagecache, write
 
     content = make_content(tmp_path, families=True)
     out = tmp_path / "site"
@@ -775,7 +775,7 @@ def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     for slug, entry in pages.items():
         on_disk = {p.name: p.stat().st_size for p in (out / slug).iterdir() if p.is_file()}
         assert entry["files"] == on_disk, slug
-        assert pagecache.kept_files(slug, entry["files"]) == [f"{slug}/{name}" for name in entry["files"]]
+        assert write.paths_in([(slug, entry["files"])]) == [(slug, [f"{slug}/{name}" for name in entry["files"]])]
     slug, entry = next(iter(pages.items()))
     assert pagecache.reusable(entry, entry["fingerprint"], out, slug)
     assert not pagecache.reusable(entry, entry["fingerprint"], out, "another-page")  # its files are not there

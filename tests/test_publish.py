@@ -196,6 +196,48 @@ def test_pages_recorded_together_are_checked_and_counted_like_pages_one_by_one()
             pytest.fail(what)
 
 
+def test_pages_held_by_name_are_recorded_like_pages_added_and_checked_when_a_path_meets_them():
+    """Files.hold_pages (a price refresh's kept pages, named as the page cache names them) counts and lists
+    what add_pages would; it takes only new top-level folders, and a path added later into a held folder,
+    or under a held file, is refused as it would be had the held paths been made."""
+    from generator.errors import BuildError
+    from generator.write import Files, paths_in
+
+    def made():
+        files = Files()
+        files.add("index.html", b"x")
+        files.add("a/b/other.txt", b"y")
+        return files
+
+    pages = [("p", ("index.html", "index.md")), ("q", ()), ("r", ("figures.json",))]
+    added, held = made(), made()
+    added.add_pages(paths_in(pages))
+    assert held.hold_pages(pages)
+    assert len(held) == len(added) == 5
+    assert held.folders() == added.folders()
+    assert sorted(held.paths()) == sorted(added.paths())
+    for refused in ([("a", ("x",))], [("s", ("x",)), ("s", ("y",))], [("s/t", ("x",))], [("index.html", ("x",))]):
+        files = made()
+        assert not files.hold_pages(refused), refused
+        assert len(files) == 2 and "s/" not in files.folders()
+    conflicts = {
+        "a held path added again": (lambda f: f.add("p/index.md", b"z"), "same output path: p/index.md"),
+        "a path under a held file": (lambda f: f.add("p/index.md/x", b"z"), "lies under a file"),
+        "a page over a held page": (lambda f: f.add_pages([("r", ["r/figures.json"])]), "same output path"),
+        "a held folder as a file": (lambda f: f.add("p", b"z"), "also a folder"),
+    }
+    for what, (add, message) in conflicts.items():
+        files = made()
+        assert files.hold_pages(pages)
+        with pytest.raises(BuildError, match=message):
+            add(files)
+            pytest.fail(what)
+    files = made()
+    assert files.hold_pages(pages)
+    files.add("p/new.txt", b"z")  # beside the held files: they are made, and the new one counts with them
+    assert len(files) == 6 and files.folders()["p/"] == 3 and "p/index.html" in files
+
+
 def test_a_file_given_in_pieces_is_written_whole_even_with_short_writes(tmp_path, monkeypatch):
     """figures.json reaches the Publisher as pieces; writev may write less than asked, and the rest follows."""
     import os
@@ -232,12 +274,12 @@ def test_pages_kept_together_must_all_be_published(tmp_path):
     (out / guard.MARKER).write_bytes(guard.manifest(["p/index.html", "p/index.md", "q/index.html"]))
     pub = publish.Publisher(out)
     with pytest.raises(BuildError, match="a kept file is missing from the output folder: q/index.md"):
-        pub.keep_pages([("p", ["p/index.html"]), ("q", ["q/index.html", "q/index.md"])])
+        pub.keep_pages([("p", ["index.html"]), ("q", ["index.html", "index.md"])])
     pub.abort()
     pub = publish.Publisher(out)
     with pytest.raises(BuildError, match="refusing to write outside the output folder"):
-        pub.keep_pages([("p", ["p/../q/index.html"])])
-    pub.keep_pages([("p", ["p/index.html", "p/index.md"]), ("q", ["q/index.html"])])
+        pub.keep_pages([("p", ["../q/index.html"])])
+    pub.keep_pages([("p", ["index.html", "index.md"]), ("q", ["index.html"])])
     pub.keep(guard.MARKER)
     diff = pub.finish()
     assert (diff.unchanged, diff.changed, diff.added, diff.removed) == (4, [], [], [])
