@@ -387,10 +387,15 @@ def _queue_site_work(run: _Run, order: list[int], pages: list, cached: dict, lis
     """Once every page is in, queue with the pool what needs them all: the site files, the content checks,
     then the figures parts that changed; the workers exit after these while this process goes on."""
     pool = run.pool
-    site = tasks.SiteFiles(
-        [(i, [d.toordinal() for d in p.prices_checked]) for i, p in zip(order, pages, strict=True)],
-        {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None},
-    )
+    site = tasks.SiteFiles([], [], {i: p.answer for i, p in zip(order, pages, strict=True) if p.answer is not None})
+    numbers: dict[tuple, int] = {}  # each list of dates, once: pages share them (_take_kept, PageInfo.unpacked)
+    for i, page in zip(order, pages, strict=True):
+        days = tuple(page.prices_checked)
+        n = numbers.get(days)
+        if n is None:
+            n = numbers[days] = len(site.dates)
+            site.dates.append([d.toordinal() for d in days])
+        site.pages.append((i, n))
     site_job = pool.submit([site], 1) if pool else None  # rendered beside the work below
     # by the other worker, unless the listings' process made them
     checks_job = pool.submit([tasks.ContentChecks()], 1) if pool and run.checks is None else None

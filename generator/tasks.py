@@ -87,7 +87,8 @@ JOB: dict = {}
 class SiteFiles:
     """A task: the index, feed, sitemap and 404 page, from each published page's article index and price dates."""
 
-    pages: list[tuple[int, list[int]]]  # (article index, ordinals of the dates its prices were checked)
+    pages: list[tuple[int, int]]  # (article index, the number in `dates` of the dates its prices were checked)
+    dates: list[list[int]]  # each list of dates pages have, as ordinals, once (a family's pages share a few)
     answers: dict[int, dict]  # article index -> the answer it opens with (written articles)
 
 
@@ -100,15 +101,9 @@ def site_files(task: SiteFiles) -> dict[str, bytes]:
     arts, renderer, listings = JOB["articles"], JOB["renderer"], JOB["listings"]
     for listing in listings:  # every listing is written by now: their rows (most of a worker's memory) can go
         listing.rows = []
-    dates: dict[tuple, list] = {}  # a family's pages share a few lists of dates: one of each
-    pages = [
-        _Listed(
-            arts[i],
-            _one_of(dates, tuple(days), lambda days=days: [*map(dt.date.fromordinal, days)]),
-            task.answers.get(i),
-        )
-        for i, days in task.pages
-    ]
+    dates = [[*map(dt.date.fromordinal, days)] for days in task.dates]
+    answers = task.answers
+    pages = [_Listed(arts[i], dates[n], answers.get(i)) for i, n in task.pages]
     try:
         with theme_budget("the home page and feeds", len(pages)):
             return {"index.html": renderer.render_index(pages, listings), **renderer.render_site_files(pages, listings)}
