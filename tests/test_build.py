@@ -765,11 +765,12 @@ def test_build_pauses_the_cycle_collector_only_while_it_runs(tmp_path, monkeypat
 def test_page_cache_entries_name_files_within_the_page_folder(tmp_path):
     """Each entry names its page's files within the page's folder, with the sizes on disk (the same few names
     on every page, one tuple of them in the file); a name that leaves the folder makes no entry reusable."""
-    from generator import pagecache, write
+    from generator import pagecache, workers, write
 
     content = make_content(tmp_path, families=True)
     out = tmp_path / "site"
     assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
+    assert workers._EXITING == []  # the build waited for its workers before it returned (reap)
     pages, _, _ = _load_page_cache(out)
     assert pages
     for slug, entry in pages.items():

@@ -49,6 +49,31 @@ def test_results_come_back_by_chunk_in_task_order():
     assert got == [(n, n * n) for n in range(50)]
 
 
+def slow_square(n: int) -> tuple[int, int]:
+    import time
+
+    time.sleep(0.2)
+    return square(n)
+
+
+def test_a_closed_pool_waits_for_its_workers_only_while_they_owe_results():
+    """With every result read, closing a pool leaves its workers to exit on their own, and `reap` waits for
+    them; with results unread, closing waits for the workers, which may still be writing files."""
+    from generator import workers
+
+    with Workers(2, each(square)) as pool:
+        numbers = pool.submit(list(range(8)), 2)
+        assert [pool.results(n) for n in numbers]
+        procs = list(pool._procs)
+    assert workers._EXITING == procs
+    workers.reap()
+    assert workers._EXITING == [] and all(proc.exitcode == 0 for proc in procs)
+    with Workers(2, each(slow_square)) as pool:
+        pool.submit(list(range(4)), 1)  # results never read
+        procs = list(pool._procs)
+    assert workers._EXITING == [] and all(proc.exitcode == 0 for proc in procs)
+
+
 def chunk_sizes(chunk: list[int]) -> list[tuple[int, int]]:
     return [(n, len(chunk)) for n in chunk]
 

@@ -184,6 +184,32 @@ def _build(
             )
             return
 
+    from generator.workers import reap
+
+    try:
+        _render_and_publish(
+            content, out, dest, templates, check, strict, jobs, force, start, drafts, base_url, swap, digest
+        )
+    finally:
+        reap()  # the workers of a build that went well exit on their own while the site is published
+
+
+def _render_and_publish(
+    content: Path,
+    out: Path,
+    dest: Path,
+    templates: Path,
+    check: bool,
+    strict: bool,
+    jobs: int | None,
+    force: bool,
+    start: float,
+    drafts: bool,
+    base_url: str | None,
+    swap: bool,
+    digest: str | None,
+) -> None:
+    """_build once it knows there is something to build."""
     from generator.build import JOBS_PER_CPU, POOL_MIN_PAGES, default_jobs, render_site
     from generator.publish import Publisher
     from generator.sandbox import memory_budget
