@@ -102,11 +102,21 @@ class Fingerprints:
 
     def _family_page(self, art: Article) -> str:
         """The fingerprint of a page families.family_pages made: its params are its family's and its page_inputs
-        (families.page_params), so those are all it digests besides what the family shares."""
+        (families.page_params), so those are all it digests besides what the family shares. Its texts are
+        digested as they are, each ended by a NUL, which none of them can hold (schema: text without control
+        characters; slugs and keys are plainer still): a tuple's repr of them took as long again."""
         model, method, offer, shown, others, cheaper, listing = art.page_inputs
         return digest_of(
             self._held(art, art.family_params, model, method),
-            repr((art.title, art.slug, art.description, model, method, offer, others, cheaper, listing)),
+            art.title,
+            art.slug,
+            art.description,
+            model,
+            method,
+            offer,
+            str(others),
+            str(cheaper),
+            listing,
             self._list_digest(shown),
             self._provider(offer, art.prices_as_of),
         )
