@@ -71,6 +71,23 @@ def test_what_next_writes_reads_back_entry_for_entry(tmp_path):
     assert cache.files[0] is cache.files[3] and cache.checked[0] is cache.checked[3]
 
 
+def test_only_a_cache_not_verified_has_its_columns_tested(tmp_path, monkeypatch):
+    """The cache the last build recorded is read as it wrote it (its format's version looked at, not its
+    columns); any other is used only when every column is whole."""
+    out = tmp_path / "site"
+    nxt = _written(out)
+    tested = []
+    whole = pagecache._whole
+    monkeypatch.setattr(pagecache, "_whole", lambda body: tested.append(1) or whole(body))
+    cache, verified = pagecache.read(out, nxt.digest)
+    assert verified and len(cache) == len(PAGES) and tested == []
+    cache, verified = pagecache.read(out, "0" * 64)
+    assert not verified and len(cache) == len(PAGES) and tested == [1]
+    monkeypatch.setattr(pagecache, "VERSION", pagecache.VERSION + 1)  # a format this build does not read
+    cache, verified = pagecache.read(out, nxt.digest)
+    assert not verified and len(cache) == 0
+
+
 def test_kept_entries_carry_over_as_they_were_among_new_ones(tmp_path):
     """Next.keep takes entries of the last cache by number, in any order and with gaps (the sizes of a run of
     consecutive ones in one slice); new entries may come between them."""
