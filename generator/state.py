@@ -239,6 +239,7 @@ class Untouched(NamedTuple):
     marker: bytes  # the marker file's bytes, as the build wrote them
     page_cache: str | None  # the sha256 of the page cache that build wrote (pagecache.read checks it)
     check: FolderCheck | None = None  # whether the folders are as recorded (asked before trusting the rest)
+    marker_digest: str | None = None  # the marker's sha256, as recorded (and checked against its bytes)
 
 
 def untouched_output(out: Path, marker: str, deferred: bool = False) -> Untouched | None:
@@ -272,7 +273,7 @@ def untouched_output(out: Path, marker: str, deferred: bool = False) -> Untouche
     if not deferred and not check.result():
         return None
     page_cache = saved.get("page_cache")
-    return Untouched(folders, data, page_cache if isinstance(page_cache, str) else None, check)
+    return Untouched(folders, data, page_cache if isinstance(page_cache, str) else None, check, saved["marker"])
 
 
 # From this many recorded folders on, a deferred FolderCheck runs in a child process (below it, forking
@@ -374,18 +375,22 @@ def record(
     folders: dict | None = None,
     marker: str | None = None,
     page_cache: str | None = None,
+    marker_digest: str | None = None,
 ) -> None:
     """Remember this build's inputs, warnings and the output folder it left; best effort.
 
     `folders` is output_stats(out) when the caller already knows it (the Publisher does). `marker` names the
-    site's marker file (relative to `out`): its sha256 is kept for untouched_output, as is `page_cache`, the
-    sha256 of the page cache this build wrote.
+    site's marker file (relative to `out`): its sha256 is kept for untouched_output (`marker_digest` when the
+    caller knows it: a marker the build left as it was), as is `page_cache`, the sha256 of the page cache
+    this build wrote.
     """
     folders = output_stats(out) if folders is None else folders
     saved = {"inputs": digest, "folders": folders, "warnings": list(warnings)}
     if page_cache is not None:
         saved["page_cache"] = page_cache
-    if marker is not None:
+    if marker_digest is not None:
+        saved["marker"] = marker_digest
+    elif marker is not None:
         try:
             with open(os.path.join(out, marker), "rb") as fh:
                 saved["marker"] = hashlib.sha256(fh.read()).hexdigest()

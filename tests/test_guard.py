@@ -432,16 +432,25 @@ def test_the_marker_names_every_other_file_sorted_one_per_line_in_pieces_or_whol
     }
 
 
-def test_a_price_change_is_moved_in_and_a_change_to_most_pages_swapped(tmp_path):
+def test_a_price_change_is_moved_in_and_a_change_to_most_pages_swapped(tmp_path, monkeypatch):
     """A build that rewrites few files moves them into the published folder (same folder, same inode); one
     that rewrites most of the site, or any build with --swap, exchanges the whole folder. Both give the
-    bytes a full build gives."""
+    bytes a full build gives. A price change leaves the marker as it was, and the state records its sha256
+    as recorded before (not read again)."""
+    import hashlib
+    import json
+
+    from generator import state
+
+    recorded, record = [], state.record
+    monkeypatch.setattr(state, "record", lambda *a: recorded.append(a[-1]) or record(*a))
     out = tmp_path / "site"
     assert cli_build(make_content(tmp_path / "articles"), out).exit_code == 0  # the written articles alone
     inode = out.stat().st_ino
     content = make_content(tmp_path, families=True)  # and the page families: most files are new
     assert cli_build(content, out).exit_code == 0
     assert out.stat().st_ino != inode
+    assert recorded == [None, None]  # a new marker each time: read back to digest it
     inode = out.stat().st_ino
     snap = content / "prices" / "nodus" / "2026-11-05.yaml"
     for price, extra, moved in (("5.60", (), True), ("5.70", ("--swap",), False)):
@@ -449,6 +458,9 @@ def test_a_price_change_is_moved_in_and_a_change_to_most_pages_swapped(tmp_path)
         result = cli_build(content, out, *extra)
         assert result.exit_code == 0, result.output
         assert (out.stat().st_ino == inode) is moved, extra
+        assert recorded[-1] is not None  # the marker stood: its digest as recorded
+        saved = json.loads(state.state_path(out).read_text())
+        assert saved["marker"] == hashlib.sha256((out / guard.MARKER).read_bytes()).hexdigest()
         assert cli_build(content, out, "--check").exit_code == 0
         assert "nothing to build" in cli_build(content, out).output  # the folders recorded are the folders
         assert not list(tmp_path.glob(".site.*staging*"))

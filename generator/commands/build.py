@@ -295,7 +295,15 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
                 result.rows.save()
             if digest is not None:
                 page_cache = result.cache.digest if result.cache is not None else None
-                state.record(dest, digest, result.warnings, sink.folder_stats(), guard.MARKER, page_cache)
+                state.record(
+                    dest,
+                    digest,
+                    result.warnings,
+                    sink.folder_stats(),
+                    guard.MARKER,
+                    page_cache,
+                    sink.kept_marker_digest(),
+                )
     except Terminated:  # held until the site was whole (held_signals), then raised
         click.echo(f"stopped by SIGTERM after publishing; {out} is the new site, complete.", err=True)
         raise click.exceptions.Exit(143) from None
