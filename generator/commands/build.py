@@ -187,79 +187,58 @@ def _build(
     from generator.workers import reap
 
     try:
-        _render_and_publish(
-            content, out, dest, templates, check, strict, jobs, force, start, drafts, base_url, swap, digest
-        )
+        from generator.build import JOBS_PER_CPU, POOL_MIN_PAGES, default_jobs, render_site
+        from generator.publish import Publisher
+        from generator.sandbox import memory_budget
+
+        if jobs is not None and jobs > JOBS_PER_CPU * default_jobs():
+            # each worker holds a copy of what it renders from: 500 of them could exhaust a machine's memory
+            most = JOBS_PER_CPU * default_jobs()
+            click.echo(f"warning: --jobs {jobs} is more than {JOBS_PER_CPU} per CPU; using {most}", err=True)
+            jobs = most
+
+        # A plain build streams each page into a Publisher, which writes only what changed beside
+        # the site and swaps it in at the end; --check renders into memory and compares.
+        # also restores a site an earlier build left mid-swap, or finishes one it left mid-move
+        sink = None if check else Publisher(dest, str(out), "swap" if swap else "auto")
+        try:
+            # --jobs N asks for N workers whatever the size; by default small sites render in one process.
+            # --check and --force render every page; a plain build reuses unchanged family pages.
+            with memory_budget():
+                result = render_site(
+                    content,
+                    templates,
+                    jobs or default_jobs(),
+                    _progress,
+                    0 if jobs else POOL_MIN_PAGES,
+                    cache=None if check else dest,
+                    reuse=not force,
+                    sink=sink,
+                    drafts=drafts,
+                    base_url=base_url,
+                )
+            if strict and result.warnings:
+                if result.cache is not None:
+                    result.cache.discard()
+                if result.rows is not None:
+                    result.rows.discard()
+                raise ContentError(result.warnings)
+        except BaseException:
+            if sink is not None:
+                with held_signals():  # a second Ctrl-C would stop the clean-up halfway and leave the staging folder
+                    sink.abort()
+            raise
+        try:
+            _publish(result, sink, check, out, dest, content, digest, start)
+        except BaseException:
+            with held_signals():  # the next page and row caches, not published: nothing to keep
+                if result.cache is not None:
+                    result.cache.discard()
+                if result.rows is not None:
+                    result.rows.discard()
+            raise
     finally:
         reap()  # the workers of a build that went well exit on their own while the site is published
-
-
-def _render_and_publish(
-    content: Path,
-    out: Path,
-    dest: Path,
-    templates: Path,
-    check: bool,
-    strict: bool,
-    jobs: int | None,
-    force: bool,
-    start: float,
-    drafts: bool,
-    base_url: str | None,
-    swap: bool,
-    digest: str | None,
-) -> None:
-    """_build once it knows there is something to build."""
-    from generator.build import JOBS_PER_CPU, POOL_MIN_PAGES, default_jobs, render_site
-    from generator.publish import Publisher
-    from generator.sandbox import memory_budget
-
-    if jobs is not None and jobs > JOBS_PER_CPU * default_jobs():
-        # each worker holds a copy of what it renders from: 500 of them could exhaust a machine's memory
-        most = JOBS_PER_CPU * default_jobs()
-        click.echo(f"warning: --jobs {jobs} is more than {JOBS_PER_CPU} per CPU; using {most}", err=True)
-        jobs = most
-
-    # A plain build streams each page into a Publisher, which writes only what changed beside
-    # the site and swaps it in at the end; --check renders into memory and compares.
-    # also restores a site an earlier build left mid-swap, or finishes one it left mid-move
-    sink = None if check else Publisher(dest, str(out), "swap" if swap else "auto")
-    try:
-        # --jobs N asks for N workers whatever the size; by default small sites render in one process.
-        # --check and --force render every page; a plain build reuses unchanged family pages.
-        with memory_budget():
-            result = render_site(
-                content,
-                templates,
-                jobs or default_jobs(),
-                _progress,
-                0 if jobs else POOL_MIN_PAGES,
-                cache=None if check else dest,
-                reuse=not force,
-                sink=sink,
-                drafts=drafts,
-                base_url=base_url,
-            )
-        if strict and result.warnings:
-            if result.cache is not None:
-                result.cache.discard()
-            if result.rows is not None:
-                result.rows.discard()
-            raise ContentError(result.warnings)
-    except BaseException:
-        if sink is not None:
-            with held_signals():  # a second Ctrl-C would stop the clean-up halfway and leave the staging folder
-                sink.abort()
-        raise
-    try:
-        _publish(result, sink, check, out, dest, content, digest, start)
-    except BaseException:
-        with held_signals():  # the next page and row caches, not published: nothing to keep
-            if result.cache is not None:
-                result.cache.discard()
-            if result.rows is not None:
-                result.rows.discard()
-        raise
 
 
 def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, digest: str | None, start: float) -> None:
