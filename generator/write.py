@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,12 +179,19 @@ class Files:
         self._unhold()
         return list(self._files)
 
-    def folders(self) -> dict[str, int]:
-        """Every folder the files need, as state.output_stats names it ('.', 'a/', 'a/b/'), and its file count."""
-        counts = dict.fromkeys([".", *(f"{folder}/" for folder in self._folders)], 0)
+    def folders(self, skip: Container[str] = ()) -> dict[str, int]:
+        """Every folder the files need, as state.output_stats names it ('.', 'a/', 'a/b/'), and its file count;
+        less the top-level folders in `skip` (as held_folders names them)."""
+        counts = dict.fromkeys([".", *(f"{folder}/" for folder in self._folders if folder not in skip)], 0)
         for folder, files in self._counts.items():
-            counts[f"{folder}/" if folder else "."] += files  # as _folder_of names it, once per folder
+            if folder not in skip:
+                counts[f"{folder}/" if folder else "."] += files  # as _folder_of names it, once per folder
         return counts
+
+    def held_folders(self) -> dict[str, int]:
+        """The folders of the pages still held by name (hold_pages), each with its file count."""
+        counts = self._counts
+        return {folder: counts[folder] for folder in self._held_folders}
 
     def __len__(self) -> int:
         return len(self._files) + self._held_count
