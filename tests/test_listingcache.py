@@ -43,6 +43,9 @@ def _listing_files(out) -> dict[str, bytes]:
 
 
 def test_a_price_change_formats_only_that_providers_rows(tmp_path, monkeypatch):
+    """The changed provider's rows are formatted again, the others' texts kept; the listing holds one kind of
+    kept text at a time: the rows file's lines, then the CSV's, then the figures' (at 100,000 pages the
+    three at once were 150 MB)."""
     content, out = make_content(tmp_path, families=True), tmp_path / "site"
     made = _made(monkeypatch)
     _build(content, out)
@@ -53,8 +56,14 @@ def test_a_price_change_formats_only_that_providers_rows(tmp_path, monkeypatch):
     snap = content / "prices/runpod/2026-11-29.yaml"
     snap.write_text(snap.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
     _clear(made)
+    events, texts, release = [], listingcache._Kept.texts, listingcache.RowTexts.release
+    monkeypatch.setattr(listingcache._Kept, "texts", lambda self, kind: events.append(kind) or texts(self, kind))
+    monkeypatch.setattr(
+        listingcache.RowTexts, "release", lambda self, kind: events.append(f"-{kind}") or release(self, kind)
+    )
     _build(content, out)
     assert made == {"html": {"runpod"}, "csv": {"runpod"}, "figures": {"runpod"}}
+    assert events == ["html", "-html", "csv", "-csv", "figures"]
     assert "23.5" in (out / "fine-tune-70b-every-setup/combinations.csv").read_text()
     _build(content, out, "--check")  # every byte as a full build makes it
     # a build that fails (here --strict, on a warning) leaves the cache as it was and no next file
@@ -64,22 +73,6 @@ def test_a_price_change_formats_only_that_providers_rows(tmp_path, monkeypatch):
     failed = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), "--strict")
     assert failed.exit_code == 1 and "notes.txt" in failed.output
     assert path.read_bytes() == before and not path.with_name(path.name + ".tmp").exists()
-
-
-def test_a_kind_of_text_is_loaded_once_the_kind_before_is_let_go(tmp_path, monkeypatch):
-    """A price change's listing holds one kind of kept text at a time: the rows file's lines, then the CSV's,
-    then the figures' (at 100,000 pages the three at once were 150 MB)."""
-    content, out = make_content(tmp_path, families=True), tmp_path / "site"
-    _build(content, out, "--jobs", "1")
-    events, texts, release = [], listingcache._Kept.texts, listingcache.RowTexts.release
-    monkeypatch.setattr(listingcache._Kept, "texts", lambda self, kind: events.append(kind) or texts(self, kind))
-    monkeypatch.setattr(
-        listingcache.RowTexts, "release", lambda self, kind: events.append(f"-{kind}") or release(self, kind)
-    )
-    snap = content / "prices/runpod/2026-11-29.yaml"
-    snap.write_text(snap.read_text().replace("usd_per_hour: 23.92", "usd_per_hour: 23.50", 1))
-    _build(content, out, "--jobs", "1")  # the listing renders in this process, where the spies are
-    assert events == ["html", "-html", "csv", "-csv", "figures"]
 
 
 def test_text_is_made_again_when_what_formats_it_changes(tmp_path, monkeypatch):
