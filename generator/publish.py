@@ -23,7 +23,7 @@ from pathlib import Path
 
 from generator import guard, state, trees, write
 from generator.errors import BuildError
-from generator.write import Diff, Files, check_path, page_files
+from generator.write import Diff, Files, check_path
 
 
 def _siblings(out: Path) -> tuple[Path, Path]:
@@ -134,7 +134,6 @@ class Publisher:
         self.unchanged: list[str] = []
         self._outcomes = {"added": self.added, "changed": self.changed, "unchanged": self.unchanged}
         self._held: list[list[tuple[str, Sequence[str]]]] = []  # unchanged pages held by name (keep_pages)
-        self._held_count = 0
         self._made: set[str] = set()
         self._seen: dict[str, tuple[int, int]] = {}  # folder -> (inode, mtime) a worker read after writing it
         self._flusher: threading.Thread | None = None
@@ -344,11 +343,8 @@ class Publisher:
         """
         if checked and self.trusted and self._paths.hold_pages(pages):
             self._held.append(pages)
-            self._held_count += sum(map(len, (names for _, names in pages)))
             return
-        pages = write.paths_in(pages)
-        if not checked:
-            pages = [(folder, page_files(folder, rels)) for folder, rels in pages]
+        pages = write.paths_in(pages, checked)
         rels = [rel for _, page in pages for rel in page]
         have = self.have
         if not all(map(have.__contains__, rels)):
@@ -420,7 +416,8 @@ class Publisher:
         else:
             removed = sorted(self._paths.missing(self.have))  # no set of every new path
         # in the order pages came back (fixed by the article order); Diff.lines sorts when printing
-        diff = Diff(self.changed, self.added, removed, len(self.unchanged) + self._held_count)
+        held = sum(len(names) for pages in self._held for _, names in pages)
+        diff = Diff(self.changed, self.added, removed, len(self.unchanged) + held)
         if diff.clean:
             self.abort()
             return diff

@@ -132,9 +132,7 @@ class Files:
     def keep_pages(self, pages: list[tuple[str, Sequence[str]]], checked: bool = False) -> None:
         """`keep` for the files of pages, each (folder, names of its files in it) (a page-cache entry names
         them; `checked`: a verified one, whose paths were checked when it was written)."""
-        self.add_pages(
-            paths_in(pages) if checked else [(folder, page_files(folder, rels)) for folder, rels in paths_in(pages)]
-        )
+        self.add_pages(paths_in(pages, checked))
 
     def hold_pages(self, pages: list[tuple[str, Sequence[str]]]) -> bool:
         """Take the files of pages, each (folder, names of its files in it), without making their paths,
@@ -211,9 +209,11 @@ class Files:
         return self._files[rel]
 
 
-def paths_in(pages: list[tuple[str, Sequence[str]]]) -> list[tuple[str, list[str]]]:
-    """Pages as (folder, names of its files in it) -> (folder, the files' paths)."""
-    return [(folder, list(map(f"{folder}/".__add__, names))) for folder, names in pages]
+def paths_in(pages: list[tuple[str, Sequence[str]]], checked: bool = True) -> list[tuple[str, list[str]]]:
+    """Pages as (folder, names of its files in it) -> (folder, the files' paths); unless `checked` (names a
+    build checked before), each page's paths checked as page_files does."""
+    out = [(folder, list(map(f"{folder}/".__add__, names))) for folder, names in pages]
+    return out if checked else [(folder, page_files(folder, rels)) for folder, rels in out]
 
 
 @dataclass
