@@ -19,7 +19,8 @@ skips parsing, checking and making records. The key holds everything those recor
 file's bytes, the path it is shown as (records name it), its provider's folder, the GPUs the content
 knows (an offer of a GPU that is not in hardware.yaml is a problem, so a removed GPU must miss), and
 costpress's code and templates (`code`, state.code_digest: how records are made). Without `code` no
-records are kept.
+records are kept. Each offer's digest (fingerprints.offer_digest) is kept beside its fields, so the row
+cache and the pages' fingerprints do not write an unchanged snapshot's offers out again.
 """
 
 from __future__ import annotations
@@ -35,11 +36,11 @@ from pathlib import Path
 import yaml
 
 from generator import nextfile
-from generator.fingerprints import digest_of, offer_fields
+from generator.fingerprints import digest_of, offer_digest, offer_fields
 from generator.records import Offer, Snapshot
 from generator.schema import Doc, parse_yaml
 
-VERSION = "1"
+VERSION = "2"
 _DATE, _TIME = "\x00date", "\x00datetime"  # a text holding NUL is refused before it is parsed (read_text)
 RECORDS = "r"  # before a snapshot's key: its records' line (a document's key is hex digits only)
 
@@ -197,7 +198,7 @@ def _decoded(line: str, display: str) -> Doc | None:
 
 
 # A snapshot's records as JSON: its own fields but `offers`, with `checked` as a day number, then each offer's
-# fields in order (records.Offer), `checked` the same way.
+# fields in order (records.Offer), `checked` the same way, then each offer's digest (fingerprints.offer_digest).
 _SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(Snapshot) if f.name != "offers")
 _SNAPSHOT_DAY = _SNAPSHOT_FIELDS.index("checked")
 _OFFER_DAY = tuple(f.name for f in dataclasses.fields(Offer)).index("checked")
@@ -212,8 +213,9 @@ def _snapshot_line(snap: Snapshot) -> str | None:
         fields = list(offer_fields(offer))
         fields[_OFFER_DAY] = offer.checked.toordinal()
         offers.append(fields)
+    digests = [offer_digest(offer) for offer in snap.offers]  # of the fields above, which read back the same
     try:
-        line = json.dumps([head, offers], ensure_ascii=False, check_circular=False)
+        line = json.dumps([head, offers, digests], ensure_ascii=False, check_circular=False)
     except (TypeError, ValueError):
         return None
     back = _snapshot_of(line)
@@ -225,12 +227,16 @@ def _snapshot_line(snap: Snapshot) -> str | None:
 def _snapshot_of(line: str) -> Snapshot | None:
     fromordinal = dt.date.fromordinal
     try:
-        head, rows = json.loads(line)
+        head, rows, digests = json.loads(line)
         head[_SNAPSHOT_DAY] = fromordinal(head[_SNAPSHOT_DAY])
         offers = []
-        for fields in rows:
+        for fields, digest in zip(rows, digests, strict=True):
             fields[_OFFER_DAY] = fromordinal(fields[_OFFER_DAY])
-            offers.append(Offer(*fields))
+            offer = Offer(*fields)
+            if type(digest) is not str:
+                return None
+            offer.__dict__["fields_digest"] = digest  # what offer_digest made of these very fields
+            offers.append(offer)
         return Snapshot(**dict(zip(_SNAPSHOT_FIELDS, head, strict=True)), offers=tuple(offers))
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError):
         return None

@@ -184,3 +184,54 @@ def test_a_damaged_parse_cache_is_not_used_even_when_it_still_reads_as_json(tmp_
     assert again.kept_snapshots == 0 and again.parsed == first.parsed
     (h100,) = [o for s in catalog.snapshots["nodus"] for o in s.offers if o.gpu == "h100" and o.count == 1]
     assert h100.usd_per_hour == 2.60
+
+
+def test_a_kept_snapshot_brings_each_offers_digest_as_its_fields_give_it(tmp_path):
+    """The row cache's provider keys and the pages' fingerprints read each offer's digest; a snapshot the parse
+    cache keeps brings the digests its offers had, which must be what those very fields give (made anew
+    here, hashlib on the fields' text), and a record whose digests do not match its offers is not taken."""
+    import hashlib
+
+    from generator.fingerprints import offer_digest, offer_fields
+
+    content, out = make_content(tmp_path), tmp_path / "site"
+    first, _catalog = _snapshot_load(content, out)
+    first.save()
+    again, kept = _snapshot_load(content, out)
+    offers = [o for snaps in kept.snapshots.values() for s in snaps for o in s.offers]
+    assert again.kept_snapshots > 3 and len(offers) > 10
+    for offer in offers:
+        assert "fields_digest" in offer.__dict__  # brought by the cache, not made by this test
+        text = repr(offer_fields(offer)) + "\0"
+        assert offer_digest(offer) == hashlib.sha256(text.encode()).hexdigest()
+    # a record with one digest too few is read as no record: its snapshot is loaded from its file
+    key, line = next(iter(again.old_records.items()))
+    head, rows, digests = __import__("json").loads(line)
+    short = __import__("json").dumps([head, rows, digests[:-1]])
+    assert parsecache._snapshot_of(short) is None
+    assert parsecache._snapshot_of(line) is not None
+    assert key
+
+
+def test_a_changed_offer_changes_its_providers_row_key_and_its_pages_fingerprints(tmp_path):
+    """One offer's price changes: its provider's row key and the fingerprint of the page that shows it
+    change, and no other provider's key does (each offer digested once, from its fields)."""
+    from generator.fingerprints import Fingerprints
+    from generator.rowcache import FamilyRows
+
+    def keys_and_prints(catalog):
+        rows = FamilyRows(None, "f", "k", {}, [])
+        keys = {p: (rows.kept_rows(p, snaps[-1]), rows._keys[p])[1] for p, snaps in catalog.snapshots.items()}
+        prints = Fingerprints(catalog, "code")
+        return keys, {o.key: prints._provider(o.key, None) for s in catalog.snapshots.values() for o in s[-1].offers}
+
+    content = make_content(tmp_path)
+    before_keys, before_prints = keys_and_prints(load_content(content))
+    snap = content / "prices" / "nodus" / "2026-11-05.yaml"
+    text = snap.read_text()
+    assert "{gpu: h100, count: 1, usd_per_hour: 2.60}" in text
+    snap.write_text(text.replace("usd_per_hour: 2.60", "usd_per_hour: 2.65", 1))
+    after_keys, after_prints = keys_and_prints(load_content(content))
+    assert [p for p in before_keys if before_keys[p] != after_keys[p]] == ["nodus"]
+    changed = [k for k in before_prints if before_prints[k] != after_prints.get(k)]
+    assert changed == ["nodus:h100x1"], changed
