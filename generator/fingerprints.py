@@ -15,23 +15,28 @@ import dataclasses
 import hashlib
 import operator
 
-from generator.records import Article, Catalog, Offer
+from generator.records import Article, Catalog, Offer, Snapshot
 
 offer_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Offer)))  # every field, in order
 
 
-def offer_digest(offer: Offer) -> str:
-    """The digest of every field of an offer, made once per offer and held on it.
+def offer_digests(snap: Snapshot) -> tuple[str, ...]:
+    """The digest of every field of each of a snapshot's offers, in order: made once per snapshot and held
+    on it.
 
-    The row cache's provider keys and the pages' fingerprints both read it: each
-    turned all 4,540 offers of the 10,000-page benchmark into text again (0.02 s
-    of a price refresh between them). A snapshot kept by the parse cache brings
-    its offers' digests with its records, so an unchanged snapshot's offers are
-    not written out at all. Nothing changes an offer once it is made (records.Offer).
+    The row cache's provider keys and the pages' fingerprints both read them:
+    each turned all 4,540 offers of the 10,000-page benchmark into text again
+    (0.02 s of a price refresh between them). A snapshot kept by the parse
+    cache brings its offers' digests with its records, so an unchanged
+    snapshot's offers are not written out at all. They are held by the
+    snapshot, not by each offer: an attribute added to every offer turned its
+    shared-key __dict__ into a dict of its own (208 → 832 bytes; 40 MB in each
+    process at 100,000 pages). Nothing changes a record once it is made.
     """
-    found = offer.__dict__.get("fields_digest")
+    found = snap.__dict__.get("offer_digests")
     if found is None:
-        found = offer.__dict__["fields_digest"] = digest_of(repr(offer_fields(offer)))
+        found = tuple(digest_of(repr(offer_fields(offer))) for offer in snap.offers)
+        object.__setattr__(snap, "offer_digests", found)  # beside the fields (frozen: they do not change)
     return found
 
 
@@ -67,11 +72,14 @@ class Fingerprints:
             snaps = [s for s in self.catalog.snapshots.get(provider, ()) if as_of is None or s.checked <= as_of]
             history = len(snaps) >= 2
             shown = snaps if history else [dataclasses.replace(s, offers=()) for s in snaps]
-            self._providers[key] = (digest_of(repr(shown)), history)
-        digest, history = self._providers[key]
-        if not history:  # the offer's own fields (its record's repr, less the dataclass machinery's time)
-            offer = self.catalog.offer(offer_key, as_of)
-            found = digest_of(digest, offer_digest(offer) if offer is not None else "no offer")
+            digests: dict[str, str] = {}  # the snapshot's offers by key, as Catalog.offer finds them (the first)
+            for snap in snaps[-1:] if not history else ():
+                for offer, made in zip(snap.offers, offer_digests(snap), strict=True):
+                    digests.setdefault(offer.key, made)
+            self._providers[key] = (digest_of(repr(shown)), history, digests)
+        digest, history, digests = self._providers[key]
+        if not history:  # the offer's own fields (offer_digests)
+            found = digest_of(digest, digests.get(offer_key, "no offer"))
         else:
             found = digest
         self._offers[(offer_key, as_of)] = found

@@ -19,7 +19,7 @@ skips parsing, checking and making records. The key holds everything those recor
 file's bytes, the path it is shown as (records name it), its provider's folder, the GPUs the content
 knows (an offer of a GPU that is not in hardware.yaml is a problem, so a removed GPU must miss), and
 costpress's code and templates (`code`, state.code_digest: how records are made). Without `code` no
-records are kept. Each offer's digest (fingerprints.offer_digest) is kept beside its fields, so the row
+records are kept. Its offers' digests (fingerprints.offer_digests) are kept beside their fields, so the row
 cache and the pages' fingerprints do not write an unchanged snapshot's offers out again.
 """
 
@@ -36,7 +36,7 @@ from pathlib import Path
 import yaml
 
 from generator import nextfile
-from generator.fingerprints import digest_of, offer_digest, offer_fields
+from generator.fingerprints import digest_of, offer_digests, offer_fields
 from generator.records import Offer, Snapshot
 from generator.schema import Doc, parse_yaml
 
@@ -198,7 +198,7 @@ def _decoded(line: str, display: str) -> Doc | None:
 
 
 # A snapshot's records as JSON: its own fields but `offers`, with `checked` as a day number, then each offer's
-# fields in order (records.Offer), `checked` the same way, then each offer's digest (fingerprints.offer_digest).
+# fields in order (records.Offer), `checked` the same way, then the offers' digests (fingerprints.offer_digests).
 _SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(Snapshot) if f.name != "offers")
 _SNAPSHOT_DAY = _SNAPSHOT_FIELDS.index("checked")
 _OFFER_DAY = tuple(f.name for f in dataclasses.fields(Offer)).index("checked")
@@ -213,7 +213,7 @@ def _snapshot_line(snap: Snapshot) -> str | None:
         fields = list(offer_fields(offer))
         fields[_OFFER_DAY] = offer.checked.toordinal()
         offers.append(fields)
-    digests = [offer_digest(offer) for offer in snap.offers]  # of the fields above, which read back the same
+    digests = offer_digests(snap)  # of the fields above, which read back the same
     try:
         line = json.dumps([head, offers, digests], ensure_ascii=False, check_circular=False)
     except (TypeError, ValueError):
@@ -230,13 +230,13 @@ def _snapshot_of(line: str) -> Snapshot | None:
         head, rows, digests = json.loads(line)
         head[_SNAPSHOT_DAY] = fromordinal(head[_SNAPSHOT_DAY])
         offers = []
-        for fields, digest in zip(rows, digests, strict=True):
+        for fields in rows:
             fields[_OFFER_DAY] = fromordinal(fields[_OFFER_DAY])
-            offer = Offer(*fields)
-            if type(digest) is not str:
-                return None
-            offer.__dict__["fields_digest"] = digest  # what offer_digest made of these very fields
-            offers.append(offer)
-        return Snapshot(**dict(zip(_SNAPSHOT_FIELDS, head, strict=True)), offers=tuple(offers))
+            offers.append(Offer(*fields))
+        if len(digests) != len(offers) or not all(type(digest) is str for digest in digests):
+            return None
+        snap = Snapshot(**dict(zip(_SNAPSHOT_FIELDS, head, strict=True)), offers=tuple(offers))
+        object.__setattr__(snap, "offer_digests", tuple(digests))  # what offer_digests made of these very fields
+        return snap
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError):
         return None

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from generator import listingcache, nextfile
 from generator.families import ROW_VALUES, row_values
-from generator.fingerprints import digest_of, offer_digest
+from generator.fingerprints import digest_of, offer_digests
 from generator.nextfile import NextFile
 from generator.records import Catalog
 
@@ -117,7 +117,7 @@ class FamilyRows:
         """The provider's rows by (model, method), as value tuples (families.ROW_VALUES), when kept."""
         if provider in self._loaded:
             return self._loaded[provider]
-        key = self._keys[provider] = digest_of(*map(offer_digest, snap.offers))
+        key = self._keys[provider] = digest_of(*offer_digests(snap))
         found = self.kept.get(provider)
         rows = None
         if found is not None and found[0] == key:
