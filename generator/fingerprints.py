@@ -30,8 +30,9 @@ def offer_digests(snap: Snapshot) -> tuple[str, ...]:
     cache brings its offers' digests with its records, so an unchanged
     snapshot's offers are not written out at all. They are held by the
     snapshot, not by each offer: an attribute added to every offer turned its
-    shared-key __dict__ into a dict of its own (208 → 832 bytes; 40 MB in each
-    process at 100,000 pages). Nothing changes a record once it is made.
+    shared-key __dict__ into a dict of its own (208 → 832 bytes; 28-34 MB more
+    in each process of a 100,000-page build). Nothing changes a record once it
+    is made.
     """
     found = snap.__dict__.get("offer_digests")
     if found is None:

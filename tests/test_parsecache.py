@@ -215,7 +215,7 @@ def test_a_kept_snapshot_brings_each_offers_digest_as_its_fields_give_it(tmp_pat
 
 def test_offers_keep_the_dicts_their_class_shares(tmp_path):
     """Digests and keys made for every offer leave each offer's __dict__ as small as its class's shared
-    keys make it: a digest held on each offer took 208 → 832 bytes an offer (40 MB at 100,000 pages)."""
+    keys make it: a digest held on each offer took 208 → 832 bytes an offer (28-34 MB a process at 100,000 pages)."""
     import sys
 
     from generator.fingerprints import Fingerprints
