@@ -10,14 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, replace, run_cli
+from conftest import CONTENT, ROOT, TEMPLATES, build, make_content, read_tree, replace, run_cli
 
 from generator.build import render_site
 from generator.write import compare
-
-
-def _tree(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _rewrite_page_cache(out, change) -> None:
@@ -52,7 +48,7 @@ def test_build_does_not_depend_on_hash_seed_or_locale(tmp_path, site):
         str(TEMPLATES),
     ]
     subprocess.run(cmd, check=True, env=env, capture_output=True, cwd=tmp_path)
-    assert _tree(out) == _tree(site.out)  # the session's build, made with the test run's own seed and locale
+    assert read_tree(out) == read_tree(site.out)  # the session's build, made with the test run's own seed and locale
 
 
 def test_committed_site_is_what_content_builds_and_a_second_build_is_byte_identical(site):
@@ -248,10 +244,7 @@ def test_an_incremental_build_with_workers_writes_what_a_fresh_serial_build_writ
     fresh = tmp_path / "fresh"
     assert run_cli(*args(content, fresh, "--jobs", "1")).exit_code == 0
 
-    def tree(folder):
-        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-    assert tree(out) == tree(fresh)
+    assert read_tree(out) == read_tree(fresh)
 
 
 def test_the_pages_of_an_untouched_folder_are_fingerprinted_once_before_the_workers_fork(tmp_path, monkeypatch):
@@ -286,7 +279,7 @@ def test_the_pages_of_an_untouched_folder_are_fingerprinted_once_before_the_work
     one = run_cli(*args(content, alone, "--jobs", "1"))
     assert one.exit_code == 0 and len(made) > 0, one.output
     assert 0 < rendered_count(two.output) == rendered_count(one.output) < len(made)
-    assert _tree(out) == _tree(alone)
+    assert read_tree(out) == read_tree(alone)
 
 
 def test_the_page_cache_is_trusted_only_with_the_bytes_the_last_build_recorded(tmp_path):
@@ -356,7 +349,7 @@ def test_parallel_and_serial_builds_are_byte_identical(tmp_path):
         result = run_cli(*args(content, out, "--jobs", str(jobs)))
         assert result.exit_code == 0, result.output
         assert f"({jobs} worker" in result.output
-        trees[jobs] = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        trees[jobs] = read_tree(out)
         warned[jobs] = [line for line in result.stderr.splitlines() if "warning:" in line]
     assert trees[1] == trees[2] == trees[3]
     assert warned[1] == warned[2] == warned[3]
@@ -620,7 +613,7 @@ def test_the_workers_put_together_the_figures_parts_that_changed(tmp_path, monke
     out, alone, log = tmp_path / "site", tmp_path / "alone", tmp_path / "stored-by"
     assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
     assert run_cli(*args(content, alone, "--jobs", "1")).exit_code == 0
-    assert _tree(out) == _tree(alone)
+    assert read_tree(out) == read_tree(alone)
     here, stored, read_back = os.getpid(), figures_parts.stored_part, figures_parts.figures_from
 
     def logged(what: str, name: str) -> None:
@@ -652,7 +645,7 @@ def test_the_workers_put_together_the_figures_parts_that_changed(tmp_path, monke
     # kept pages' entries come from the published part: only pages rendered this time are read back
     assert len({name for _, what, name in lines if what == "read"}) <= rendered_count(two.output)
     assert run_cli(*args(content, alone, "--jobs", "1")).exit_code == 0
-    assert _tree(out) == _tree(alone)
+    assert read_tree(out) == read_tree(alone)
 
 
 _LISTINGS = {"fine-tune-open-models-every-setup", "fine-tune-70b-every-setup"}
@@ -799,7 +792,7 @@ def test_a_worker_killed_mid_page_is_a_one_line_error_naming_its_pages(tmp_path,
     content = make_content(tmp_path, families=True)
     out = tmp_path / "site"
     assert run_cli(*args(content, out, "--jobs", "2")).exit_code == 0
-    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    before = read_tree(out)
     target = sorted(p.parent.name for p in out.glob("*-on-*/index.html"))[5]
     real = tasks._context
 
@@ -818,5 +811,5 @@ def test_a_worker_killed_mid_page_is_a_one_line_error_naming_its_pages(tmp_path,
         " out of memory; it was working on "
     ), errors[0]
     assert re.search(r"families/70b-setups\.md: (page \S+|\d+ pages, \S+ to \S+)\)", errors[0]), errors[0]
-    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    after = read_tree(out)
     assert after == before

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import os
 
-from conftest import make_content, run_cli
+from conftest import make_content, read_tree, run_cli
 
 from generator import jinja_env
-
-
-def tree(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def build(content, out, *extra):
@@ -33,13 +29,13 @@ def test_compiled_templates_give_the_same_site_and_a_damaged_file_is_compiled_ag
     assert {"html", "md", "xml", "body", "plain"} <= labels  # theme templates, and article prose
     assert os.stat(folder).st_mode & 0o777 == 0o700
     build(content, tmp_path / "warm")  # every template from the folder
-    assert tree(tmp_path / "warm") == tree(tmp_path / "cold")
+    assert read_tree(tmp_path / "warm") == read_tree(tmp_path / "cold")
     for path in kept[::2]:
         path.write_bytes(path.read_bytes()[:40])  # cut short: not code any more
     for path in kept[1::4]:
         path.write_bytes(b"not a compiled template")
     build(content, tmp_path / "damaged")
-    assert tree(tmp_path / "damaged") == tree(tmp_path / "cold")
+    assert read_tree(tmp_path / "damaged") == read_tree(tmp_path / "cold")
 
 
 def test_a_cache_folder_others_can_write_to_is_not_used(tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from conftest import TEMPLATES, B, Built, make_content, replace, run_cli
+from conftest import TEMPLATES, B, Built, make_content, read_tree, replace, run_cli
 
 from generator.serve import start
 
@@ -102,7 +102,7 @@ def test_serve_previews_drafts_without_touching_the_published_site(tmp_path):
     content = make_content(tmp_path, DRAFT)
     out = tmp_path / "site"
     assert _build(content, out).exit_code == 0
-    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    before = read_tree(out)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     command = [sys.executable, "-m", "generator", "serve", "--content", str(content), "--port", "0"]
@@ -119,6 +119,6 @@ def test_serve_previews_drafts_without_touching_the_published_site(tmp_path):
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=30)
-    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    after = read_tree(out)
     assert after == before
     assert list(scratch.iterdir()) == []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 from bs4 import BeautifulSoup
-from conftest import CONTENT, TEMPLATES, make_content, run_cli
+from conftest import CONTENT, TEMPLATES, make_content, read_tree, run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -82,10 +82,6 @@ def published_site(root: Path) -> Path:
     return out
 
 
-def tree(folder: Path) -> dict:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
 def check_outcome(result, out: Path, before: dict) -> None:
     assert result.exit_code in (0, 1), result.output
     assert "Traceback" not in result.output
@@ -94,7 +90,7 @@ def check_outcome(result, out: Path, before: dict) -> None:
         assert lines and all(
             line.startswith(("error: ", "warning: ")) or "nothing was written" in line for line in lines
         ), result.output
-        assert tree(out) == before
+        assert read_tree(out) == before
         return
     kept = (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock")
     assert not [p for p in out.parent.glob(".site.*") if p.name not in kept]
@@ -120,7 +116,7 @@ def test_arbitrary_snapshots(snap, keep_required):
         root = Path(tmp)
         content = make_content(root, {"prices/nodus/2026-11-05.yaml": yaml.safe_dump(snap, allow_unicode=True)})
         out = published_site(root)
-        before = tree(out)
+        before = read_tree(out)
         result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES))
         check_outcome(result, out, before)
 
@@ -145,7 +141,7 @@ def test_arbitrary_article_text(title, description, tag, raw):
         root = Path(tmp)
         content = make_content(root, {"articles/dgx-spark-70b-qlora-cost.md": f"---\n{new_front}---\n{body}"})
         out = published_site(root)
-        before = tree(out)
+        before = read_tree(out)
         result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES))
         check_outcome(result, out, before)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TEMPLATES, B, Built, make_content, run_cli
+from conftest import TEMPLATES, B, Built, make_content, read_tree, run_cli
 
 OLD = (
     "provider: nodus\nname: Nodus\nchecked: 2026-11-05\nsource: Nodus pricing page\ncurrency: USD\noffers:\n"
@@ -34,10 +34,6 @@ def published(tmp_path):
     return out
 
 
-def _tree(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
 @pytest.mark.parametrize(
     ("b200", "h100", "message"),
     [
@@ -64,11 +60,11 @@ def _tree(folder):
 def test_bad_prices_fail_and_leave_the_site(tmp_path, monkeypatch, published, b200, h100, message):
     make_content(tmp_path, {"prices/nodus/2026-11-12.yaml": newer(b200, h100)})
     monkeypatch.chdir(tmp_path)
-    before = _tree(published)
+    before = read_tree(published)
     result = run_cli("build", "--content", "content", "--out", str(published), "--templates", str(TEMPLATES))
     assert result.exit_code == 1
     assert message in result.output
-    assert _tree(published) == before
+    assert read_tree(published) == before
 
 
 def test_confirmed_change_passes_and_the_article_follows(tmp_path, monkeypatch, published):
