@@ -39,7 +39,8 @@ def _temporary_home(tmp_path_factory):
 
 def read_tree(folder: Path) -> dict[str, bytes]:
     """Every file under `folder`, by relative POSIX path, with its bytes (links to files read through, as
-    Path.is_file does). Walked with os.walk: the default site's 12,770 files took 1.6 s through Path.rglob."""
+    Path.is_file does). Walked with os.walk: the default site's 12,770 files in 0.23-0.29 s, against 0.38-0.42 s
+    through Path.rglob."""
     found = {}
     for top, dirs, names in os.walk(folder):
         dirs.sort()

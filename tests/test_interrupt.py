@@ -25,7 +25,7 @@ def tree(folder: Path):
 def _linked_copy(site: Path, out: Path) -> None:
     """A copy of a published site whose files are hard links to its own (its folders are new): a build never
     writes into a published file in place (it renames or links new ones in), so the session's site is safe,
-    and copying 109 MB of the default site took 4.4 s a test."""
+    and copying the default site's 109 MB took 4.8 s a test (linking it, 0.7 s)."""
     shutil.copytree(site, out, copy_function=os.link)
 
 
