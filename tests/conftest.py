@@ -42,8 +42,7 @@ def read_tree(folder: Path) -> dict[str, bytes]:
     Path.is_file does). Walked with os.walk: the default site's 12,770 files in 0.23-0.29 s, against 0.38-0.42 s
     through Path.rglob."""
     found = {}
-    for top, dirs, names in os.walk(folder):
-        dirs.sort()
+    for top, _dirs, names in os.walk(folder):
         rel = os.path.relpath(top, folder).replace(os.sep, "/")
         prefix = "" if rel == "." else f"{rel}/"
         for name in names:

@@ -240,7 +240,9 @@ def test_a_changed_offer_changes_its_providers_row_key_and_its_pages_fingerprint
 
     def keys_and_prints(catalog):
         rows = FamilyRows(None, "f", "k", {}, [])
-        keys = {p: (rows.kept_rows(p, snaps[-1]), rows._keys[p])[1] for p, snaps in catalog.snapshots.items()}
+        for provider, snaps in catalog.snapshots.items():
+            rows.kept_rows(provider, snaps[-1])
+        keys = rows.row_keys()  # per provider, of the family's key and the provider's
         prints = Fingerprints(catalog, "code")
         return keys, {o.key: prints._provider(o.key, None) for s in catalog.snapshots.values() for o in s[-1].offers}
 
