@@ -22,6 +22,7 @@ from generator.figures_json import figures_pieces
 from generator.fingerprints import Fingerprints
 from generator.lint import warnings as lint_warnings
 from generator.load import display_path, load_content
+from generator.pagemap import PageMap
 from generator.parsecache import ParseCache
 from generator.publish import Publisher
 from generator.records import Article, Catalog
@@ -236,7 +237,8 @@ def render_site(
         catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows, run.fork_lister)
         workers = _share(run, catalog, articles, listings)
         _start(run, workers, listings)
-        last, verified = _last_cache(run)  # read while the listing renders
+        last, verified = run.last or _last_cache(run)  # read while the listing renders (or before the fork)
+        run.last = None
         tasks.JOB["verified"] = verified
         index, kept_index = _search_index(run, catalog, articles, listings)
         tick = progress(len(articles), workers) if progress and articles else None
@@ -275,6 +277,8 @@ class _Run:
     checks: list[int] | None = None  # the content checks' chunk, when the listings' process makes them
     pool: Workers | None = None
     nextcache: pagecache.Next | None = None  # the next page cache, made as pages are taken
+    pagemap: PageMap | None = None  # this build's page map, for the next page cache
+    last: tuple[pagecache.Cache, bool] | None = None  # the last page cache, when read before the pool forks
 
     def fork_lister(self, catalog: Catalog, listings: list[Listing]) -> None:
         """With a pool, fork a process for the listings as soon as their rows are made: it renders them
@@ -322,11 +326,17 @@ def _share(run: _Run, catalog: Catalog, articles: list[Article], listings: list[
     tasks.JOB.update(fingerprints=fingerprints, known={}, untouched=untouched)
     # (asking `trusted` waited for the folder check: the workers forked below get its answer)
     workers = workers_for(_weight(len(articles), listings), run.jobs, run.pool_min)
-    if workers > 1 and untouched and run.reuse and fingerprints is not None and pagecache.exists(run.cache):
+    # what the pages' fingerprints are made from, for the next build (kept in the page cache: pagemap)
+    run.pagemap = PageMap(listings, fingerprints) if fingerprints is not None and run.sink is not None else None
+    if workers > 1 and untouched and run.reuse and run.pagemap is not None and pagecache.exists(run.cache):
         # Every page's fingerprint, here before the pool forks (while the listings' process renders), so
         # the pages that keep are known as soon as the page cache is read (tasks.in_order) and the workers
-        # have only the pages that changed to render, each with its fingerprint made.
-        tasks.JOB["fingerprinted"] = list(map(fingerprints.of, articles))
+        # have only the pages that changed to render, each with its fingerprint made. With the page cache
+        # the last build recorded, a page none of whose inputs changed takes its fingerprint from there.
+        run.last = _last_cache(run)
+        last, verified = run.last
+        made = run.pagemap.fingerprints_of(articles, last) if verified else list(map(fingerprints.of, articles))
+        tasks.JOB["fingerprinted"] = made
     return workers
 
 
@@ -344,6 +354,7 @@ def _start(run: _Run, workers: int, listings: list[Listing]) -> None:
     run.nextcache = pagecache.Next(run.cache) if run.cache is not None and run.sink is not None else None
     if run.nextcache is not None:  # a build that fails leaves no cache file
         nextcache = run.nextcache
+        nextcache.pagemap = run.pagemap.body() if run.pagemap is not None else None
         run.stack.push(lambda kind, _exc, _tb: kind is not None and nextcache.discard())
     if pool is not None and run.lister is None:
         run.pending = pool.submit([-1 - k for k in range(len(listings))], 1)

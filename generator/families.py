@@ -76,6 +76,21 @@ class Listing:
     tags: tuple[str, ...] = ()
     kind: str = "listing"  # made from the family's inputs, as its pages are
     row_keys: dict[str, str] | None = None  # per provider, the row cache's keys of its rows (listingcache)
+    # per (model, method), what every page of that group reads of the group (family_pages: Group)
+    groups: dict[tuple[str, str], Group] | None = None
+    first_page: Article | None = None  # the first of the family's pages (family_pages), for what they all share
+
+
+@dataclass(frozen=True)
+class Group:
+    """What the pages of one model and method of a family read of their group, beside their own rows: its
+    size, the cards of its cheapest few rows (every neighbour list they show is drawn from them) and every
+    row's cost rounded to the cents shown, in order (a page's count of cheaper setups). The page map
+    (pagemap.py) compares them with the last build's."""
+
+    size: int
+    cards: tuple[dict, ...]
+    rounded: list[float]
 
 
 def load_families(root: Path, problems: list[str]) -> list[Family]:
@@ -388,6 +403,10 @@ def family_pages(listing: Listing) -> list[Article]:
     # one tuple each for the whole family: pages share them (and the page cache digests them once)
     tags, sources, faq = (tuple(fam.data[k] or ()) for k in ("tags", "sources", "faq"))
     articles = []
+    top = NEIGHBOURS_SHOWN + 1
+    listing.groups = {
+        g: Group(len(rows), tuple(cards[n.key] for n in rows[:top]), rounded[g]) for g, rows in groups.items()
+    }
     lists: dict[tuple, list[dict]] = {}
     date, listing_slug = fam.data["date"], fam.data["listing"]["slug"]
     # The cheapest few keys of each group: a page shows them, less its own.
@@ -427,4 +446,5 @@ def family_pages(listing: Listing) -> list[Article]:
                 page_inputs=inputs,
             )
         )
+    listing.first_page = articles[0] if articles else None
     return articles

@@ -145,6 +145,21 @@ class Fingerprints:
             self._provider(offer, art.prices_as_of),
         )
 
+    def shared(self, art: Article, model: str, method: str) -> str:
+        """The digest of what a family's pages of `model` and `method` share (any of the family's pages: `art`)."""
+        return self._held(art, art.family_params, model, method)
+
+    def snapshots(self, provider: str) -> str:
+        """One digest of everything a family page can read of its provider's prices: each snapshot's own
+        fields and the digest of each of its offers (offer_digests), of every snapshot the provider has.
+        _provider reads a part of that (the snapshots' fields, and with one snapshot only the page's
+        offer), so equal digests mean equal parts."""
+        snaps = self.catalog.snapshots.get(provider, ())
+        return digest_of(
+            repr([dataclasses.replace(s, offers=()) for s in snaps]),
+            *(made for snap in snaps for made in offer_digests(snap)),
+        )
+
     def _params(self, params: dict, shared: dict) -> str:
         """The page's parameters as text, less those it shares with its family (the very objects of
         `shared`, digested with what the family's pages share); what pages repeat is turned into text once.

@@ -21,7 +21,9 @@ a line per page, took a third of a price refresh's main process).
 The cache also keys each figures part (figures/<listing>-<n>.json) by the
 fingerprints of the pages it holds and the digest of its listing's entry: a
 part none of whose pages changed is kept as published, not read back page by
-page.
+page. And it keeps the page map (pagemap.py) of the build that wrote it, from
+which the next build knows the family pages whose fingerprints cannot have
+changed.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class Cache:
         self.sizes = array.array("q")
         self.sizes.frombytes(body.get("sizes", b""))
         self.parts: dict = body.get("parts", {})  # figures part -> [key, size] (see part_key)
+        self.pagemap = body.get("pagemap")  # what the pages' fingerprints were made from (pagemap.PageMap)
         self.index = dict(zip(self.slugs, range(len(self.slugs)), strict=True))  # slug -> k
         self._offsets: list[int] | None = None
 
@@ -342,6 +345,7 @@ class Next:
         self.charts = bytearray()
         self.sizes = array.array("q")
         self.digest: str | None = None  # the sha256 in the header, once committed (for the build state: see read)
+        self.pagemap: dict | None = None  # this build's page map (pagemap.PageMap.body), kept with the columns
         self._shared: dict[tuple, tuple] = {}  # a tuple of names, providers or inputs -> the one of that value
         self._iso: dict[tuple, tuple] = {}  # a page's days -> the same as ISO dates, one tuple each
 
@@ -391,6 +395,7 @@ class Next:
             "charts": bytes(self.charts),
             "sizes": self.sizes.tobytes(),
             "parts": parts or {},
+            "pagemap": self.pagemap,
         }
         self.columns = None
         written = NextFile(self.tmp, HEAD)  # the body as one record behind the header (see read)

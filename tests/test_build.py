@@ -248,9 +248,11 @@ def test_an_incremental_build_with_workers_writes_what_a_fresh_serial_build_writ
 
 
 def test_the_pages_of_an_untouched_folder_are_fingerprinted_once_before_the_workers_fork(tmp_path, monkeypatch):
-    """In an untouched folder with workers, this process makes every page's fingerprint once, before the pool
-    forks, and the workers make none (not even for the pages they render); the pages kept, those rendered and
-    every byte written are what the same build of a folder built alike decides in one process (--jobs 1)."""
+    """In an untouched folder with workers, this process makes each page's fingerprint at most once, before the
+    pool forks, and the workers make none (not even for the pages they render); the page map (pagemap.py)
+    vouches for the family pages none of whose inputs changed, so fewer are made than there are pages. The
+    pages kept, those rendered and every byte written are what the same build of a folder built alike decides
+    in one process (--jobs 1), which makes every fingerprint."""
     from generator.fingerprints import Fingerprints
 
     content = make_content(tmp_path, families=True)
@@ -274,7 +276,10 @@ def test_the_pages_of_an_untouched_folder_are_fingerprinted_once_before_the_work
     two = run_cli(*args(content, out, "--jobs", "2"))
     assert two.exit_code == 0 and "(2 workers)" in two.output, two.output
     pages = int(re.search(r"built (\d+) articles", two.output).group(1))
-    assert len(made) == len(set(made)) == pages and not elsewhere.exists()
+    assert len(made) == len(set(made)) < pages and not elsewhere.exists()
+    assert {"llama-3-3-70b-qlora-on-runpod-h100x8", "llama-3-3-70b-lora-on-runpod-h100x8"} <= set(
+        made
+    )  # the changed offer's pages
     made.clear()
     one = run_cli(*args(content, alone, "--jobs", "1"))
     assert one.exit_code == 0 and len(made) > 0, one.output
