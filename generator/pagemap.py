@@ -126,5 +126,6 @@ class PageMap:
                     then.frombytes(found[1])
                 except ValueError:
                     continue
-                same[key] = (rounded, then)
+                if len(then) == len(rounded):  # (the group's size is in its digest)
+                    same[key] = (rounded, then)
         return same, {key for key, digest in self.providers.items() if providers.get(key) == digest}

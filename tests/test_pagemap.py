@@ -168,7 +168,10 @@ SPOILED = {
     "no groups": lambda last: last.pagemap.pop("groups"),
     "providers not a dict": lambda last: last.pagemap.update(providers=[]),
     "other group digests": lambda last: _groups(last.pagemap, lambda digest, costs: ("0" * 64, costs)),
-    "costs cut short": lambda last: _groups(last.pagemap, lambda digest, costs: (digest, costs[:-1])),
+    "costs not whole numbers of doubles": lambda last: _groups(
+        last.pagemap, lambda digest, costs: (digest, costs[:-1])
+    ),
+    "a cost fewer": lambda last: _groups(last.pagemap, lambda digest, costs: (digest, costs[:-8])),
 }
 
 
