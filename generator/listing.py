@@ -3,6 +3,8 @@ apart and unpriced, those that do not; the rows of long tables in files of their
 
 from __future__ import annotations
 
+import operator
+
 from generator import formatting
 from generator.figures_json import NO_TEXTS
 from generator.render import page_dates
@@ -24,15 +26,21 @@ def render_listing(renderer, listing, texts=NO_TEXTS):
         Column("per_gpu_gb", "GB per GPU", "int", True),
     ]
     groups, order = {}, []
-    for r in listing.rows:
-        if r["model"] not in groups:
-            order.append(r["model"])
-            groups[r["model"]] = {"id": r["model"].replace(".", "-"), "name": r["model_name"], "fit": [], "out": []}
+    for r in listing.rows:  # families.Row: read by attribute (a subscript is a Python-level call)
+        model = r.model
+        g = groups.get(model)
+        if g is None:
+            order.append(model)
+            g = groups[model] = {"id": model.replace(".", "-"), "name": r.model_name, "fit": [], "out": []}
         # Each row gains its display text in place. A copy of every row (32 keys) for each of the
         # page's two tables was most of what rendering a 100,000-page family's listing held.
-        r["label"] = f"{r['setup']} at {r['provider_name']}"
-        r["need"] = _need_text(r)  # "fits", or what each GPU would need
-        groups[r["model"]]["fit" if r["fits"] else "out"].append(r)
+        r.label = f"{r.setup} at {r.provider_name}"
+        if r.fits:
+            r.need = "fits"  # (_need_text's, without a call for each of the rows that fit)
+            g["fit"].append(r)
+        else:
+            r.need = _need_text(r)  # what each GPU would need
+            g["out"].append(r)
     sections, extra = [], []
     for model in order:
         g = groups[model]
@@ -118,12 +126,12 @@ def _sort_choices(columns, sorted_by: int) -> list[dict]:
     return out
 
 
-def _listing_filters(rows: list[dict]) -> list[dict]:
+def _listing_filters(rows: list) -> list[dict]:
     """The choices of a listing's filters: each model (in the listing's order, when there are two or more),
-    method, GPU and provider that has a setup that fits."""
-    fit = [r for r in rows if r["fits"]]
+    method, GPU and provider that has a setup that fits. (Rows are families.Row, read by attribute.)"""
+    fit = [r for r in rows if r.fits]
     out = []
-    models = dict.fromkeys((r["model"], r["model_name"]) for r in fit)
+    models = dict.fromkeys(map(operator.attrgetter("model", "model_name"), fit))
     if len(models) > 1:
         out.append({"key": "model", "label": "Model", "choices": [{"value": v, "text": t} for v, t in models]})
     for key, name, label in (
@@ -131,7 +139,7 @@ def _listing_filters(rows: list[dict]) -> list[dict]:
         ("gpu", "gpu_name", "GPU"),
         ("provider", "provider_name", "Provider"),
     ):
-        choices = sorted({(r[name], r[key]) for r in fit})
+        choices = sorted(set(map(operator.attrgetter(name, key), fit)))
         out.append({"key": key, "label": label, "choices": [{"value": v, "text": t} for t, v in choices]})
     return out
 
