@@ -25,7 +25,8 @@ def tree(folder: Path):
 def _linked_copy(site: Path, out: Path) -> None:
     """A copy of a published site whose files are hard links to its own (its folders are new): a build never
     writes into a published file in place (it renames or links new ones in), so the session's site is safe,
-    and copying the default site's 109 MB took 4.8 s a test (linking it, 0.7 s)."""
+    and copying the default site's 109 MB took 4.8 s a test (linking it, 0.7 s). The kill-at-every-step
+    tests copy their small site so at each of some 200 kill points, and check at the end that it is whole."""
     shutil.copytree(site, out, copy_function=os.link)
 
 
@@ -132,7 +133,7 @@ def test_kill_at_every_step_of_a_swap(tmp_path, sites, mode):
     points = 0
     for limit in range(1, 500):
         shutil.rmtree(out, ignore_errors=True)
-        shutil.copytree(old_site, out)
+        _linked_copy(old_site, out)
         code = publish_and_die_at(new_files, out, limit, fallback=mode == "fallback")
         if code == 0:
             break  # publishing finished before reaching this step
@@ -151,6 +152,7 @@ def test_kill_at_every_step_of_a_swap(tmp_path, sites, mode):
         assert tree(out) == new_tree
         assert not list(tmp_path.glob(".site.*")), f"leftovers after step {limit}"
     assert points >= 20, f"only {points} interruption points"
+    assert tree(old_site) == old_tree  # each copy linked its files: no step wrote into one in place
 
 
 def test_kill_at_every_step_of_an_in_place_publish(tmp_path, sites):
@@ -163,7 +165,7 @@ def test_kill_at_every_step_of_an_in_place_publish(tmp_path, sites):
     points, mixed = 0, 0
     for limit in range(1, 500):
         shutil.rmtree(out, ignore_errors=True)
-        shutil.copytree(old_site, out)
+        _linked_copy(old_site, out)
         code = publish_and_die_at(new_files, out, limit, fallback=False, mode="in-place")
         if code == 0:
             break
@@ -182,6 +184,7 @@ def test_kill_at_every_step_of_an_in_place_publish(tmp_path, sites):
         w.publish(new_files, out, mode="in-place")
         assert tree(out) == new_tree
     assert points >= 10 and mixed >= 1, (points, mixed)
+    assert tree(old_site) == old_tree  # each copy linked its files: no step wrote into one in place
 
 
 def test_a_journal_for_a_folder_deleted_since_is_dropped(tmp_path, sites):
