@@ -213,9 +213,10 @@ def render_site(
     files and are not rendered (see pagecache).
 
     The steps: load and expand the content (_articles, forking the listings'
-    process on the way: _Run.fork_lister); share it with the workers
-    (_share); fork them (_start); read the last page cache and the search
-    index (_last_cache, _search_index); take every page, kept or rendered
+    process on the way: _Run.fork_lister); read the last page cache
+    (_last_cache); share the content with the workers (_share, where the
+    page map reads that cache); fork them (_start); read the search index
+    (_search_index); take every page, kept or rendered
     (_take_pages); queue the work that needs every page (_queue_site_work);
     add the site's own files (_site_files).
     """
@@ -235,10 +236,9 @@ def render_site(
         stack.callback(tasks.JOB.clear)
         run = _Run(templates, code, jobs, pool_min, cache, reuse, sink, stack)
         catalog, articles, listings, problems = _articles(content, drafts, base_url, parsed, rows, run.fork_lister)
-        workers = _share(run, catalog, articles, listings)
+        last, verified = _last_cache(run)  # read while the listing renders, before the pool forks (the page map)
+        workers = _share(run, catalog, articles, listings, last if verified else None)
         _start(run, workers, listings)
-        last, verified = run.last or _last_cache(run)  # read while the listing renders (or before the fork)
-        run.last = None
         tasks.JOB["verified"] = verified
         index, kept_index = _search_index(run, catalog, articles, listings)
         tick = progress(len(articles), workers) if progress and articles else None
@@ -278,7 +278,6 @@ class _Run:
     pool: Workers | None = None
     nextcache: pagecache.Next | None = None  # the next page cache, made as pages are taken
     pagemap: PageMap | None = None  # this build's page map, for the next page cache
-    last: tuple[pagecache.Cache, bool] | None = None  # the last page cache, when read before the pool forks
 
     def fork_lister(self, catalog: Catalog, listings: list[Listing]) -> None:
         """With a pool, fork a process for the listings as soon as their rows are made: it renders them
@@ -311,9 +310,12 @@ class _Run:
         )
 
 
-def _share(run: _Run, catalog: Catalog, articles: list[Article], listings: list[Listing]) -> int:
+def _share(
+    run: _Run, catalog: Catalog, articles: list[Article], listings: list[Listing], recorded: pagecache.Cache | None
+) -> int:
     """Set what the workers inherit (tasks.JOB) and return how many render. In a folder as the last build
-    left it with a page cache, every page's fingerprint is made here, before the pool forks."""
+    left it with a page cache, every page's fingerprint is made here, before the pool forks; with the page
+    cache that build recorded (`recorded`), the page map takes the unchanged pages' from it."""
     renderer = tasks.JOB["renderer"] if run.lister is not None else Renderer(run.templates, catalog, run.code)
     run.family_files = {x.family.file for x in listings}
     run.share_content(catalog, listings, renderer)
@@ -333,9 +335,11 @@ def _share(run: _Run, catalog: Catalog, articles: list[Article], listings: list[
         # the pages that keep are known as soon as the page cache is read (tasks.in_order) and the workers
         # have only the pages that changed to render, each with its fingerprint made. With the page cache
         # the last build recorded, a page none of whose inputs changed takes its fingerprint from there.
-        run.last = _last_cache(run)
-        last, verified = run.last
-        made = run.pagemap.fingerprints_of(articles, last) if verified else list(map(fingerprints.of, articles))
+        made = (
+            run.pagemap.fingerprints_of(articles, recorded)
+            if recorded is not None
+            else list(map(fingerprints.of, articles))
+        )
         tasks.JOB["fingerprinted"] = made
     return workers
 

@@ -36,7 +36,7 @@ def render_listing(renderer, listing, texts=NO_TEXTS):
         # page's two tables was most of what rendering a 100,000-page family's listing held.
         r.label = f"{r.setup} at {r.provider_name}"
         if r.fits:
-            r.need = "fits"  # (_need_text's, without a call for each of the rows that fit)
+            r.need = "fits"
             g["fit"].append(r)
         else:
             r.need = _need_text(r)  # what each GPU would need
@@ -144,10 +144,9 @@ def _listing_filters(rows: list) -> list[dict]:
     return out
 
 
-def _need_text(row: dict) -> str:
-    """Why a combination has no page: what each GPU would need, or that nothing says."""
-    if row["fits"]:
-        return "fits"
+def _need_text(row) -> str:
+    """Why a combination that does not fit has no page: what each GPU would need, or that nothing says (a row
+    that fits reads "fits": render_listing gives it that)."""
     if row.get("per_gpu_gb") is None:
         return "no memory figure"
     return f"needs {formatting.number(row['per_gpu_gb'])} GB per GPU, has {formatting.number(row['gpu_memory_gb'])}"
