@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generator import measurements
+from generator import measurements, parseahead
 from generator.engine.architecture import Architecture
 from generator.errors import ContentError
 from generator.records import (
@@ -366,12 +366,14 @@ def _load_snapshots(
     folder: Path, gpus: dict[str, Gpu] | None, problems: list[str], load_doc=_load_doc, parsed=None
 ) -> dict:
     """Every provider's snapshots, oldest first. With `parsed` (a parsecache.ParseCache that knows the code
-    digest), a snapshot the last build loaded without a problem is taken as the records it made then."""
+    digest), a snapshot the last build loaded without a problem is taken as the records it made then, and
+    when many are not, a second process parses half of them meanwhile (generator.parseahead)."""
     out: dict[str, list[Snapshot]] = {}
     if not folder.is_dir():
         problems.append(f"{display_path(folder)}: price folder not found")
         return {}
     known = "\0".join(sorted(gpus)) if gpus is not None else "\0unchecked"  # what an offer's GPU is checked against
+    files = []  # (provider, path, shown as, its records' key) of every file named as a snapshot
     for provider_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
         for path in sorted(provider_dir.iterdir()):
             display = display_path(path)
@@ -380,80 +382,99 @@ def _load_snapshots(
             if not DATE_FILE_RE.match(path.name):
                 problems.append(f"{display}: expected a file named YYYY-MM-DD.yaml")
                 continue
-            key_of = (provider_dir.name, known)
-            key = parsed.snapshot_key(path, display, *key_of) if parsed is not None else None
+            key = parsed.snapshot_key(path, display, provider_dir.name, known) if parsed is not None else None
+            files.append((provider_dir.name, path, display, key))
+    load_file = functools.partial(_snapshot_file, gpus=gpus, load_doc=load_doc)  # (provider, path, shown as, problems)
+    ahead = parseahead.start(files, load_file, known, parsed)
+    try:  # (an interrupt stops the other process at once; otherwise it has sent all it had)
+        for provider, path, display, key in files:
             snap = parsed.snapshot(key) if key is not None else None
+            if snap is None and key is not None and ahead is not None:
+                snap = ahead.snapshot(key)
             if snap is not None:
-                out.setdefault(provider_dir.name, []).append(snap)
+                out.setdefault(provider, []).append(snap)
                 continue
             before = len(problems)
-            doc = load_doc(path, problems)
-            data = _records(doc, SNAPSHOT)
-            if not data:
+            snap = load_file(provider, path, display, problems)
+            if snap is None:
                 continue
-            if data["provider"] and data["provider"] != provider_dir.name:
-                doc.problem(
-                    ("provider",),
-                    f"expected {provider_dir.name!r} (the folder name), got {data['provider']!r}",
-                )
-            if data["checked"] and path.stem != data["checked"].isoformat():
-                doc.problem(
-                    ("checked",),
-                    f"expected {path.stem} (the file name), got {data['checked'].isoformat()}",
-                )
-            offers = []
-            seen: set[tuple[str, int]] = set()
-            for i, o in enumerate(data["offers"]):
-                if not o or None in (o["gpu"], o["count"], o["usd_per_hour"]):
-                    continue
-                if gpus is not None and o["gpu"] not in gpus:
-                    doc.problem(("offers", i, "gpu"), _unknown("GPU", o["gpu"], gpus))
-                    continue
-                if (o["gpu"], o["count"]) in seen:
-                    doc.problem(("offers", i), f"duplicate offer {o['gpu']} x{o['count']}")
-                    continue
-                seen.add((o["gpu"], o["count"]))
-                offers.append(
-                    Offer(
-                        provider=provider_dir.name,
-                        provider_name=data["name"] or provider_dir.name,
-                        checked=data["checked"],
-                        source=data["source"],
-                        url=data["url"],
-                        gpu=o["gpu"],
-                        count=o["count"],
-                        usd_per_hour=float(o["usd_per_hour"]),
-                        spot_usd_per_hour=o["spot_usd_per_hour"],
-                        region=o["region"],
-                        instance_type=o["instance_type"],
-                        notes=o["notes"],
-                        confirmed=bool(o["confirmed"]),
-                        file=display,
-                        line=doc.line(("offers", i, "usd_per_hour")),
-                        gpu_memory_gb=o["gpu_memory_gb"],
-                        imported=data["checked_is"] == "imported",
-                    )
-                )
-            if data["checked"] is None:
-                continue
-            snap = Snapshot(
-                provider=provider_dir.name,
-                name=data["name"] or provider_dir.name,
+            out.setdefault(provider, []).append(snap)
+            # a file with a problem is loaded, and told, every time; the key is read again, so records are kept
+            # only under the bytes they were made from (not a file changed while it was being read)
+            if (
+                key is not None
+                and len(problems) == before
+                and key == parsed.snapshot_key(path, display, provider, known)
+            ):
+                parsed.keep_snapshot(key, snap)
+    except BaseException:
+        if ahead is not None:
+            ahead.pool.terminate()
+        raise
+    if ahead is not None:
+        ahead.pool.close()
+    return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
+
+
+def _snapshot_file(
+    provider: str, path: Path, display: str, problems: list[str], gpus: dict[str, Gpu] | None, load_doc
+) -> Snapshot | None:
+    """One snapshot file's records (None when it has none to give), its problems added to `problems`."""
+    doc = load_doc(path, problems)
+    data = _records(doc, SNAPSHOT)
+    if not data:
+        return None
+    if data["provider"] and data["provider"] != provider:
+        doc.problem(("provider",), f"expected {provider!r} (the folder name), got {data['provider']!r}")
+    if data["checked"] and path.stem != data["checked"].isoformat():
+        doc.problem(("checked",), f"expected {path.stem} (the file name), got {data['checked'].isoformat()}")
+    offers = []
+    seen: set[tuple[str, int]] = set()
+    for i, o in enumerate(data["offers"]):
+        if not o or None in (o["gpu"], o["count"], o["usd_per_hour"]):
+            continue
+        if gpus is not None and o["gpu"] not in gpus:
+            doc.problem(("offers", i, "gpu"), _unknown("GPU", o["gpu"], gpus))
+            continue
+        if (o["gpu"], o["count"]) in seen:
+            doc.problem(("offers", i), f"duplicate offer {o['gpu']} x{o['count']}")
+            continue
+        seen.add((o["gpu"], o["count"]))
+        offers.append(
+            Offer(
+                provider=provider,
+                provider_name=data["name"] or provider,
                 checked=data["checked"],
                 source=data["source"],
                 url=data["url"],
+                gpu=o["gpu"],
+                count=o["count"],
+                usd_per_hour=float(o["usd_per_hour"]),
+                spot_usd_per_hour=o["spot_usd_per_hour"],
+                region=o["region"],
+                instance_type=o["instance_type"],
+                notes=o["notes"],
+                confirmed=bool(o["confirmed"]),
                 file=display,
-                offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
-                notes=data["notes"],
-                acknowledged=data["acknowledged"],
+                line=doc.line(("offers", i, "usd_per_hour")),
+                gpu_memory_gb=o["gpu_memory_gb"],
                 imported=data["checked_is"] == "imported",
             )
-            out.setdefault(provider_dir.name, []).append(snap)
-            # a file with a problem is loaded, and told, every time; the key is read again, so records are kept
-            # only under the bytes they were made from (not a file changed while it was being read)
-            if key is not None and len(problems) == before and key == parsed.snapshot_key(path, display, *key_of):
-                parsed.keep_snapshot(key, snap)
-    return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
+        )
+    if data["checked"] is None:
+        return None
+    return Snapshot(
+        provider=provider,
+        name=data["name"] or provider,
+        checked=data["checked"],
+        source=data["source"],
+        url=data["url"],
+        file=display,
+        offers=tuple(sorted(offers, key=lambda o: (o.gpu, o.count))),
+        notes=data["notes"],
+        acknowledged=data["acknowledged"],
+        imported=data["checked_is"] == "imported",
+    )
 
 
 def read_front_matter(path: Path, problems: list[str]) -> tuple[Doc, str, int] | None:

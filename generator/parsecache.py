@@ -71,6 +71,7 @@ class ParseCache:
         self.old_records: dict[str, str] = {}  # snapshot_key -> the snapshot's records as a JSON line
         self.new_records: dict[str, str] = {}
         self.kept_snapshots = 0  # snapshots taken as records, for tests
+        self.lent: dict[str, str] = {}  # documents another process of this build parsed (adopt_docs)
         if self.path is None:
             return
         found = nextfile.read(self.path, self._head())  # (a damaged file, or one of another version: not used)
@@ -93,7 +94,7 @@ class ParseCache:
     def parse(self, text: str, display: str) -> Doc:
         """parse_yaml(text, display), from the cache when the same text was parsed before."""
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        line = self.old.get(digest)
+        line = self.old.get(digest) or self.lent.get(digest)
         if line is not None:
             doc = _decoded(line, display)
             if doc is not None:
@@ -126,6 +127,30 @@ class ParseCache:
             self.new_records[key] = line
             self.kept_snapshots += 1
         return snap
+
+    def has_snapshot(self, key: str) -> bool:
+        """Whether the last build kept records under `key`."""
+        return key in self.old_records
+
+    @staticmethod
+    def snapshot_line(snap: Snapshot) -> str | None:
+        """The line keep_snapshot keeps for a snapshot (None when JSON would not carry it back the same)."""
+        return _snapshot_line(snap)
+
+    def adopt_snapshot(self, key: str, line: str) -> Snapshot | None:
+        """The snapshot of a records' line another process of this build made (generator.parseahead), kept for
+        the next build as if this process had made it (None: this process loads the file itself)."""
+        snap = _snapshot_of(line)
+        if snap is not None:
+            self.new_records[key] = line
+        return snap
+
+    def adopt_docs(self, docs: dict[str, str], parsed: int) -> None:
+        """The documents another process of this build parsed (text digest -> line), and how many files: kept
+        for the next build, and not parsed again here (a snapshot it left to this process)."""
+        self.new.update(docs)
+        self.lent.update(docs)
+        self.parsed += parsed
 
     def keep_snapshot(self, key: str, snap: Snapshot) -> None:
         """Keep a snapshot that loaded without a problem, for the next build (unless JSON cannot carry it)."""
