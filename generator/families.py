@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator import engine
+from generator import engine, rowsahead
 from generator.kinds.setup import NEIGHBOURS_SHOWN
 from generator.load import read_front_matter
 from generator.records import Article, Catalog
@@ -172,7 +172,9 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
     frame) on each row's plain floats, so a site of families loads neither
     pandas nor numpy. With `kept` (rowcache), a provider whose offers and
     whose family inputs are as the last build had them takes that build's
-    rows; the rows computed are handed to it for the next build.
+    rows; the rows computed are handed to it for the next build. When many
+    rows are to be made, a second process makes about half of them
+    meanwhile (rowsahead).
     """
     axes, p = fam.data["axes"], fam.data["params"]
     offers = sum(len(snap.offers) for snap in map(cat.snapshot, axes["providers"]) if snap is not None)
@@ -187,8 +189,48 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
     tokens, util, startup = float(p["reference_tokens"]), float(p["utilization"]), p["startup_hours"]
     page = fam.data["page"]
     pattern, title, description = page["slug"], page["title"], page["description"]
-    rows, memo, dates = [], {}, Dates()
+    memo, dates = {}, Dates()
     attention = p.get("attention_sequence_length")
+
+    def compute(model, method, snap) -> list[Row]:
+        """The rows of one model and method on one snapshot's offers."""
+        out = []
+        for offer in snap.offers:
+            row = setup_row(cat, model, method, offer, attention, memo)
+            row["key"] = f"{model.id}/{row['key']}"
+            row["setup"] = sys.intern(row["setup"])  # a few GPU counts and names
+            row["tokens"], row["utilization"] = tokens, util
+            costs = engine.flop_costs(
+                float(row["ops_per_param"]), row["parameters"], tokens, float(row["peak_tflops"]), util,
+                float(row["usd_per_hour"]), startup,
+            )  # fmt: skip
+            row.update(costs)
+            if row["fits"]:  # a page: its texts filled from the dict (on a Row, format_map is 5x slower)
+                row["slug"] = _slug(fill(pattern, row))
+                row["title"], row["description"] = fill(title, row), fill(description, row)
+            else:
+                row["slug"] = None
+            out.append(Row.of_grid(row))
+        return out
+
+    # a second process makes half the rows no cache holds, when there are many (rowsahead)
+    ahead = rowsahead.start(cat, axes, kept, compute) if kept is not None else None
+    try:
+        parts = _grid_parts(cat, fam, kept, ahead, compute, dates)
+    finally:
+        if ahead is not None:
+            ahead.close()  # (done with it: it has exited, or is stopped now)
+    rows = [row for part in parts for row in part]
+    if kept is not None:
+        kept.done()
+    return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter) if rows else []
+
+
+def _grid_parts(cat: Catalog, fam: Family, kept, ahead, compute, dates) -> list[list[Row]]:
+    """family_grid's rows, one list per model, method and provider in the grid's order (problems told)."""
+    axes = fam.data["axes"]
+    parts: list[list[Row] | None] = []
+    later = []  # (place in parts, provider, model, method) of the rows the other process makes
     for i, model_id in enumerate(axes["models"]):
         if model_id not in cat.models:
             fam.doc.problem(("axes", "models", i), f"unknown model {model_id!r}")
@@ -207,30 +249,23 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
                 if kept is not None:
                     found = kept.kept_rows(provider, snap)
                     if found is not None:  # the provider's rows as the last build computed them
-                        rows += [row_from_values(Row, values, dates) for values in found[(model_id, method_id)]]
+                        parts.append([row_from_values(Row, values, dates) for values in found[(model_id, method_id)]])
                         continue
-                start = len(rows)
-                for offer in snap.offers:
-                    row = setup_row(cat, model, method, offer, attention, memo)
-                    row["key"] = f"{model_id}/{row['key']}"
-                    row["setup"] = sys.intern(row["setup"])  # a few GPU counts and names
-                    row["tokens"], row["utilization"] = tokens, util
-                    costs = engine.flop_costs(
-                        float(row["ops_per_param"]), row["parameters"], tokens, float(row["peak_tflops"]), util,
-                        float(row["usd_per_hour"]), startup,
-                    )  # fmt: skip
-                    row.update(costs)
-                    if row["fits"]:  # a page: its texts filled from the dict (on a Row, format_map is 5x slower)
-                        row["slug"] = _slug(fill(pattern, row))
-                        row["title"], row["description"] = fill(title, row), fill(description, row)
-                    else:
-                        row["slug"] = None
-                    rows.append(Row.of_grid(row))
+                    if ahead is not None and provider in ahead.providers:
+                        later.append((len(parts), provider, model, method))
+                        parts.append(None)
+                        continue
+                parts.append(compute(model, method, snap))
                 if kept is not None:
-                    kept.computed(provider, model_id, method_id, rows[start:])
-    if kept is not None:
-        kept.done()
-    return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter) if rows else []
+                    kept.computed(provider, model_id, method_id, parts[-1])
+    for at, provider, model, method in later:
+        found = ahead.rows(provider)
+        if found is not None:
+            parts[at] = [row_from_values(Row, values, dates) for values in found[(model.id, method.id)]]
+        else:  # the other process failed: made here
+            parts[at] = compute(model, method, cat.snapshot(provider))
+            kept.computed(provider, model.id, method.id, parts[at])
+    return parts
 
 
 class Row:

@@ -136,6 +136,13 @@ class FamilyRows:
         """The rows of one model and method this build computed for `provider` (families.Row)."""
         self._computed[provider][(model, method)] = rows
 
+    def made_elsewhere(self, provider: str, data: bytes) -> dict:
+        """The provider's rows as another process of this build computed them (rowsahead), as marshal data
+        in the form `done` writes: they go to the next file in its place. Returns them as `kept_rows` would."""
+        self._computed[provider] = data
+        rows = self._loaded[provider] = marshal.loads(data)
+        return rows
+
     def row_keys(self) -> dict[str, str]:
         """Per provider, one digest of its rows' keys (the family's and its own): rows with the same are the same."""
         return {provider: digest_of(self.key, key) for provider, key in self._keys.items()}
@@ -143,9 +150,14 @@ class FamilyRows:
     def done(self) -> None:
         """The family is expanded: each computed provider's rows go to the next file, one at a time."""
         for provider, pairs in self._computed.items():
-            data = marshal.dumps({pair: [row_values(r) for r in rows] for pair, rows in pairs.items()})
+            data = pairs if type(pairs) is bytes else encode(pairs)
             self.cache.write(self.file, self.key, provider, self._keys[provider], data)
         self._computed, self._loaded = {}, {}
+
+
+def encode(pairs: dict[tuple[str, str], list]) -> bytes:
+    """One provider's rows by (model, method), as the cache file holds them."""
+    return marshal.dumps({pair: [row_values(r) for r in rows] for pair, rows in pairs.items()})
 
 
 def _shaped(rows) -> bool:

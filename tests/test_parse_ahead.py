@@ -12,6 +12,8 @@ from conftest import make_content
 from generator import load, parseahead, parsecache
 from generator.errors import ContentError
 
+LOAD_FILE = load._snapshot_file
+
 
 def _load(content, out, ahead: bool, monkeypatch, log=None):
     """load_content with a fresh parse cache; (the cache, the catalog's snapshots or the problems, the
@@ -19,12 +21,10 @@ def _load(content, out, ahead: bool, monkeypatch, log=None):
     monkeypatch.setattr(parseahead, "FROM", 2 if ahead else 10**9)
     if log is not None:
         log.write_text("")
-        loader = load._snapshot_file
-
         def logged(provider, path, display, *rest, **kw):
             with open(log, "a") as fh:
                 fh.write(f"{os.getpid()} {path.name} {provider}\n")
-            return loader(provider, path, display, *rest, **kw)
+            return LOAD_FILE(provider, path, display, *rest, **kw)
 
         monkeypatch.setattr(load, "_snapshot_file", logged)
     cache = parsecache.ParseCache(out)

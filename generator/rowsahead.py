@@ -1,0 +1,99 @@
+"""A family's rows made on both cores: when many are in no cache, a second process makes half of them.
+
+After the content is loaded, a cold build makes every family's rows (model ×
+method × offer: 18,160 in the 10,000-page benchmark, 0.14 s) on one core,
+and only then forks the processes that use the other. So when at least FROM
+rows are to be made, `start` forks one process for the providers holding
+the second half of their offers. It makes their rows with the build's own
+function and hands each provider's back as the row cache holds them
+(rowcache.encode); the build takes them as it takes the rows a cache kept,
+and writes them to the next cache file where it would have written its own.
+Should the process fail or die, the build makes those rows itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from generator.workers import Workers
+
+# Rows to make, at least, before a second process makes half of them: a fork and the rows' return cost a
+# few milliseconds, a thousand rows about eight.
+FROM = 4000
+# The build's share of the offers: it also takes the other process's rows back (about a quarter of the
+# time their making takes), and the other process starts later and encodes its rows.
+MINE = 0.58
+
+
+class RowsAhead:
+    """The rows of some providers (`providers`), made by a forked process while this one makes the others."""
+
+    def __init__(self, share: list[str], make: Callable[[str], bytes], kept) -> None:
+        def work(tasks: list) -> list:  # its one task: the share
+            return [_made(providers, make) for providers in tasks]
+
+        self.providers = set(share)
+        self.kept = kept
+        self.made: dict[str, bytes | dict] | None = None
+        self.pool = Workers(1, work)
+        self.number = self.pool.submit([share], 1)[0]
+        self.pool.stop()
+
+    def rows(self, provider: str) -> dict | None:
+        """The provider's rows by (model, method), as the row cache gives them; None if the process failed
+        (this one makes them). Waits for the process the first time."""
+        if self.made is None:
+            try:
+                self.made = self.pool.results(self.number)[0] or {}
+            except Exception:  # it died, or failed
+                self.made = {}
+            self.pool.close()
+        data = self.made.get(provider)
+        if type(data) is bytes:  # the first of its parts: taken once, then asked for each model and method
+            data = self.made[provider] = self.kept.made_elsewhere(provider, data)
+        return data
+
+    def close(self) -> None:
+        """Done with the process: it has sent its rows and exits, or it is stopped now (the grid stopped)."""
+        if self.made is None:
+            self.pool.terminate()
+
+
+def start(cat, axes: dict, kept, compute: Callable) -> RowsAhead | None:
+    """A process making the rows of the providers that hold the second half of the offers no cache has rows
+    for, when there are at least FROM rows; `compute(model, method, snapshot)` makes one part's rows."""
+    from generator.rowcache import encode
+
+    models = [cat.models[m] for m in axes["models"] if m in cat.models]
+    methods = [cat.methods[m] for m in axes["methods"] if m in cat.methods]
+    if not models or not methods:
+        return None
+    # asked in the order the grid asks (kept_rows remembers): the providers whose rows must be made
+    todo = [p for p in axes["providers"] if cat.snapshot(p) is not None and kept.kept_rows(p, cat.snapshot(p)) is None]
+    todo = list(dict.fromkeys(todo))
+    offers = [len(cat.snapshot(p).offers) for p in todo]
+    if len(models) * len(methods) * sum(offers) < FROM:
+        return None
+    mine, seen, cut = sum(offers) * MINE, 0, len(todo)
+    for n, count in enumerate(offers):
+        seen += count
+        if seen >= mine:
+            cut = n + 1
+            break
+    share = todo[cut:]
+    if not share:
+        return None
+
+    def make(provider: str) -> bytes:
+        snap = cat.snapshot(provider)
+        return encode({(m.id, x.id): compute(m, x, snap) for m in models for x in methods})
+
+    return RowsAhead(share, make, kept)
+
+
+def _made(providers: list[str], make: Callable[[str], bytes]) -> dict[str, bytes] | None:
+    """In the second process: each provider's rows, encoded."""
+    try:
+        return {provider: make(provider) for provider in providers}
+    except Exception:  # the build meets it again when it makes these rows itself
+        return None
