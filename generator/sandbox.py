@@ -207,7 +207,6 @@ class _Watchdog:
         self.lock = threading.Lock()
         self.armed: tuple[int, float] | None = None  # (thread id, deadline)
         self.fired = False
-        self.pid = os.getpid()
         threading.Thread(target=self._run, name="costpress-prose-watchdog", daemon=True).start()
 
     def _run(self) -> None:
@@ -218,19 +217,31 @@ class _Watchdog:
                     _async_raise(self.armed[0], ProseTimeout)
                     self.fired = True
 
-    @contextlib.contextmanager
-    def budget(self, seconds: float) -> Iterator[None]:
-        with self.lock:
-            self.armed, self.fired = (threading.get_ident(), time.monotonic() + seconds), False
-        try:
-            yield
-        finally:
-            with self.lock:
-                fired, self.armed, self.fired = self.fired, None, False
-                if fired:
-                    _async_raise(threading.get_ident(), None)  # clear it if it has not arrived yet
+
+class _Budget:
+    """One budget, armed on entry and disarmed on exit (a class, not a generator's context manager: a
+    microsecond less each time, and prose renders three times a page). ProseTimeout is raised anew on exit
+    when the budget ran out, with the one that stopped the template as its context."""
+
+    __slots__ = ("dog", "seconds")
+
+    def __init__(self, dog: _Watchdog, seconds: float) -> None:
+        self.dog, self.seconds = dog, seconds
+
+    def __enter__(self) -> None:
+        dog = self.dog
+        with dog.lock:
+            dog.armed, dog.fired = (threading.get_ident(), time.monotonic() + self.seconds), False
+
+    def __exit__(self, kind, value, tb) -> bool:
+        dog = self.dog
+        with dog.lock:
+            fired, dog.armed, dog.fired = dog.fired, None, False
             if fired:
-                raise ProseTimeout
+                _async_raise(threading.get_ident(), None)  # clear it if it has not arrived yet
+        if fired:
+            raise ProseTimeout
+        return False
 
 
 def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
@@ -240,14 +251,21 @@ def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
 _WATCHDOG: _Watchdog | None = None
 
 
-def time_budget(seconds: float | None = None):
+def time_budget(seconds: float | None = None) -> _Budget:
     """A context manager: ProseTimeout once `seconds` (SECONDS, read now) pass inside it (one watchdog per process)."""
     global _WATCHDOG
-    if seconds is None:
-        seconds = SECONDS
-    if _WATCHDOG is None or _WATCHDOG.pid != os.getpid():  # a forked worker starts its own
+    if _WATCHDOG is None:
         _WATCHDOG = _Watchdog()
-    return _WATCHDOG.budget(seconds)
+    return _Budget(_WATCHDOG, SECONDS if seconds is None else seconds)
+
+
+def _forget_watchdog() -> None:
+    global _WATCHDOG
+    _WATCHDOG = None  # its thread stayed in the parent: a forked worker starts its own when it needs one
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_watchdog)
 
 
 # --- memory budget -----------------------------------------------------------

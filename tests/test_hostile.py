@@ -475,3 +475,31 @@ def test_long_token_lists_are_looked_up_not_searched(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     # the searches made 94,392 reads here (36 million for 2,000 token counts, before lists had a most)
     assert n < LOOKS[0] < 100 * n, LOOKS[0]
+
+
+@pytest.mark.parametrize("watched_first", [False, True])
+def test_a_forked_worker_stops_a_runaway_template_whether_or_not_its_parent_had_a_watchdog(watched_first):
+    """Each process has its own watchdog thread; a worker forked from a process that already had one (a
+    long-running `serve` whose first build rendered in-process) must start its own, not keep a dead copy."""
+    import time
+
+    from generator import sandbox
+    from generator.workers import Workers
+
+    if watched_first:
+        with sandbox.time_budget(5):
+            pass
+
+    def runaway(tasks: list) -> list:
+        try:
+            with sandbox.time_budget(0.3):
+                end = time.monotonic() + 4
+                while time.monotonic() < end:  # a loop that only the budget ends early
+                    pass
+        except sandbox.ProseTimeout:
+            return ["stopped"]
+        return ["ran to the end"]
+
+    with Workers(1, runaway) as pool:
+        (number,) = pool.submit([None], 1)
+        assert pool.results(number) == ["stopped"]
