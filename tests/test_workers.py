@@ -148,16 +148,17 @@ def collector_threshold(_: int) -> tuple[int, int, int]:
     return gc.get_threshold()
 
 
-def test_workers_make_a_full_collection_ten_times_less_often():
+def test_workers_collect_less_often():
     """A worker's full collections found nothing to free; they are made after FULL_COLLECTION_EVERY middle
-    ones instead of Python's 10. Young collections are as Python sets them."""
+    ones instead of Python's 10. Its young collections wait for YOUNG_COLLECTION_AFTER new objects."""
     import gc
 
-    from generator.workers import FULL_COLLECTION_EVERY
+    from generator.workers import FULL_COLLECTION_EVERY, YOUNG_COLLECTION_AFTER
 
     with Workers(2, each(collector_threshold)) as pool:
         (threshold,) = pool.results(pool.submit([0], 1)[0])
-    assert threshold == (*gc.get_threshold()[:2], FULL_COLLECTION_EVERY) and FULL_COLLECTION_EVERY == 100
+    assert threshold == (YOUNG_COLLECTION_AFTER, gc.get_threshold()[1], FULL_COLLECTION_EVERY)
+    assert (YOUNG_COLLECTION_AFTER, FULL_COLLECTION_EVERY) == (10_000, 100)
 
 
 def test_workers_collect_garbage_even_when_the_main_process_paused_its_collector():
