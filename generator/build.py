@@ -439,6 +439,13 @@ def _site_files(run: _Run, catalog: Catalog, listings, pages: list, queued: _Que
     assets += ("plotly.min.js",) if any(page.has_charts for page in pages) else ()
     for name in assets:  # the site's own file (templates/assets/) over the theme's
         files.add(f"assets/{name}", theme.find(run.templates, f"assets/{name}").read_bytes())
+    # the search index first: this process writes its files (one a page) while the workers put the parts together
+    if kept_index is not None:  # made from the same titles and descriptions: the published one stays
+        for rel in kept_index:
+            files.keep(rel)
+    elif index is not None:
+        for rel, data in index.files():
+            files.add(rel, data)
     entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in run.family_files]
     part_names, part_keys = queued.parts.finish(listing_chunks, pool)
     by_slug = [data for _, data in sorted(entries)]
@@ -453,12 +460,6 @@ def _site_files(run: _Run, catalog: Catalog, listings, pages: list, queued: _Que
     found = content_warnings(catalog, pages, stray) + linted
     for name, data in (pool.results(queued.site_job[0])[0][0] if pool else tasks.site_files(queued.site)).items():
         files.add(name, data)
-    if kept_index is not None:  # made from the same titles and descriptions: the published one stays
-        for rel in kept_index:
-            files.keep(rel)
-    elif index is not None:
-        for rel, data in index.files():
-            files.add(rel, data)
     if run.sink is not None and run.sink.same_files():  # the published marker lists exactly these files
         files.keep(guard.MARKER)
     else:
