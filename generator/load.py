@@ -412,7 +412,7 @@ def _load_snapshots(
             ahead.pool.terminate()
         raise
     if ahead is not None:
-        ahead.pool.close()
+        ahead.close()
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
 
 

@@ -138,10 +138,10 @@ class FamilyRows:
 
     def made_elsewhere(self, provider: str, data: bytes) -> dict:
         """The provider's rows as another process of this build computed them (rowsahead), as marshal data
-        in the form `done` writes: they go to the next file in its place. Returns them as `kept_rows` would."""
-        self._computed[provider] = data
-        rows = self._loaded[provider] = marshal.loads(data)
-        return rows
+        in the form `done` writes: they go to the next file now. Returns them as `kept_rows` would."""
+        self._computed.pop(provider, None)
+        self.cache.write(self.file, self.key, provider, self._keys[provider], data)
+        return marshal.loads(data)
 
     def row_keys(self) -> dict[str, str]:
         """Per provider, one digest of its rows' keys (the family's and its own): rows with the same are the same."""
@@ -150,8 +150,7 @@ class FamilyRows:
     def done(self) -> None:
         """The family is expanded: each computed provider's rows go to the next file, one at a time."""
         for provider, pairs in self._computed.items():
-            data = pairs if type(pairs) is bytes else encode(pairs)
-            self.cache.write(self.file, self.key, provider, self._keys[provider], data)
+            self.cache.write(self.file, self.key, provider, self._keys[provider], encode(pairs))
         self._computed, self._loaded = {}, {}
 
 

@@ -21,6 +21,7 @@ def _load(content, out, ahead: bool, monkeypatch, log=None):
     monkeypatch.setattr(parseahead, "FROM", 2 if ahead else 10**9)
     if log is not None:
         log.write_text("")
+
         def logged(provider, path, display, *rest, **kw):
             with open(log, "a") as fh:
                 fh.write(f"{os.getpid()} {path.name} {provider}\n")
