@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator.records import Snapshot
-from generator.workers import Workers, trim_heap
+from generator.workers import Workers
 
 # Snapshots no cache holds, at least, before a second process parses half of them: a fork and its results
 # cost a few milliseconds, a snapshot about one.
@@ -60,7 +60,6 @@ class ParsedAhead:
         """Done with the process (it has sent all it had), and with its results' bytes."""
         self.pool.close()
         self.made = {}
-        trim_heap()  # they came in one message (7 MB at 100,000 pages): not kept resident
 
 
 def start(files: list, load_file: Callable, known: str, parsed) -> ParsedAhead | None:

@@ -7,15 +7,17 @@ rows are to be made, `start` forks one process for the providers holding
 the second half of their offers. It makes their rows with the build's own
 function and hands each provider's back as the row cache holds them
 (rowcache.encode); the build takes them as it takes the rows a cache kept,
-and writes them to the next cache file where it would have written its own.
-Should the process fail or die, the build makes those rows itself.
+a provider at a time, writing each to the next cache file as it goes, and
+gives rows of one job (model, method, GPU, count) the same values objects,
+as rows made here share them (families._shared_job). Should the process
+fail or die, the build makes those rows itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator.workers import Workers, trim_heap
+from generator.workers import Workers
 
 # Rows to make, at least, before a second process makes half of them: a fork and the rows' return cost a
 # few milliseconds, a thousand rows about eight.
@@ -60,7 +62,6 @@ class RowsAhead:
         if self.made is None:
             self.pool.terminate()
         self.made = {}
-        trim_heap()  # the rows' bytes came in one message (28 MB at 100,000 pages): not kept resident
 
 
 def start(cat, axes: dict, kept, compute: Callable) -> RowsAhead | None:

@@ -283,18 +283,6 @@ def keep_heap() -> None:
         pass
 
 
-def trim_heap() -> None:
-    """Give the free memory of this process's heap back to the system (glibc's malloc_trim; elsewhere nothing).
-    After a burst of short-lived large objects (another process's results), their freed memory would
-    otherwise stay resident, and be counted again in every process forked afterwards."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 # Collections of the middle generation between two full collections in a worker (Python's default is 10).
 # A worker's full collections found nothing to free (the pages' cyclic garbage dies young), and each walked
 # every object the worker had made and kept (its caches of text, numbers and SVG pieces): at 100,000 pages
