@@ -409,7 +409,7 @@ def _load_snapshots(
                 parsed.keep_snapshot(key, snap)
     except BaseException:
         if ahead is not None:
-            ahead.pool.terminate()
+            ahead.stop()
         raise
     if ahead is not None:
         ahead.close()

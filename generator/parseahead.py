@@ -57,9 +57,13 @@ class ParsedAhead:
         return self.parsed.adopt_snapshot(key, line) if line is not None else None
 
     def close(self) -> None:
-        """Done with the process (it has sent all it had), and with its results' bytes."""
+        """Done with the process (it has sent all it had), and with its results."""
         self.pool.close()
         self.made = {}
+
+    def stop(self) -> None:
+        """Stop the process at once (the build stopped while loading)."""
+        self.pool.terminate()
 
 
 def start(files: list, load_file: Callable, known: str, parsed) -> ParsedAhead | None:

@@ -1,10 +1,10 @@
-"""A family's rows made on both cores: when many are in no cache, a second process makes half of them.
+"""A family's rows made on both cores: when many are in no cache, a second process makes some of them.
 
 After the content is loaded, a cold build makes every family's rows (model ×
 method × offer: 18,160 in the 10,000-page benchmark, 0.14 s) on one core,
 and only then forks the processes that use the other. So when at least FROM
 rows are to be made, `start` forks one process for the providers holding
-the second half of their offers. It makes their rows with the build's own
+the last 42% of their offers (the build keeps MINE). It makes their rows with the build's own
 function and hands each provider's back as the row cache holds them
 (rowcache.encode); the build takes them as it takes the rows a cache kept,
 a provider at a time, writing each to the next cache file as it goes, and
@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from generator.workers import Workers
 
-# Rows to make, at least, before a second process makes half of them: a fork and the rows' return cost a
+# Rows to make, at least, before a second process makes some of them: a fork and the rows' return cost a
 # few milliseconds, a thousand rows about eight.
 FROM = 4000
 # The build's share of the offers: it also takes the other process's rows back (about a quarter of the
