@@ -230,6 +230,8 @@ def render_site(
         if not reuse:  # --force and --check make every snapshot's records again (and keep them, as rows)
             parsed.old_records = {}
     rows = RowCache(cache, code, read=reuse) if cache is not None else None  # the last build's family rows
+    if parsed is not None and rows is not None:  # a build of one process forks none to load ahead either
+        parsed.ahead = rows.ahead = jobs > 1 and "fork" in mp.get_all_start_methods()
     with contextlib.ExitStack() as stack:
         if rows is not None:  # the next row cache, written while the families expand: a failed build keeps none
             stack.push(lambda kind, _exc, _tb: kind is not None and rows.discard())

@@ -72,7 +72,7 @@ def start(files: list, load_file: Callable, known: str, parsed) -> ParsedAhead |
     `files`: (provider, path, shown as, records' key) in the order the build loads them; `load_file`:
     (provider, path, shown as, problems) -> the snapshot or None; `known`: the GPUs, as the key has them.
     """
-    if parsed is None:
+    if parsed is None or not parsed.ahead:
         return None
     todo = [f for f in files if f[3] is not None and not parsed.has_snapshot(f[3])]
     if len(todo) < FROM:

@@ -72,6 +72,7 @@ class ParseCache:
         self.new_records: dict[str, str] = {}
         self.kept_snapshots = 0  # snapshots taken as records, for tests
         self.lent: dict[str, str] = {}  # documents another process of this build parsed (adopt_docs)
+        self.ahead = True  # a second process may parse snapshots ahead (generator.parseahead)
         if self.path is None:
             return
         found = nextfile.read(self.path, self._head())  # (a damaged file, or one of another version: not used)

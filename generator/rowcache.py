@@ -50,6 +50,7 @@ class RowCache:
         self.path = cache_path(out) if out is not None else None
         self.tmp = self.path.with_name(self.path.name + ".tmp") if self.path is not None else None
         self.code = code
+        self.ahead = True  # a second process may make rows ahead (generator.rowsahead)
         # family file -> (its key, provider -> (its key, its rows as marshal data))
         self.old: dict[str, tuple[str, dict[str, tuple[str, bytes]]]] = {}
         if self.path is not None and read:

@@ -69,6 +69,8 @@ def start(cat, axes: dict, kept, compute: Callable) -> RowsAhead | None:
     for, when there are at least FROM rows; `compute(model, method, snapshot)` makes one part's rows."""
     from generator.rowcache import encode
 
+    if not kept.cache.ahead:
+        return None
     models = [cat.models[m] for m in axes["models"] if m in cat.models]
     methods = [cat.methods[m] for m in axes["methods"] if m in cat.methods]
     if not models or not methods:

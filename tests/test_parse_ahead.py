@@ -101,3 +101,30 @@ def test_when_the_other_process_fails_the_build_parses_its_half(tmp_path, monkey
     ahead, snapshots_ahead, _ = _load(content, out, True, monkeypatch)
     assert snapshots_ahead == snapshots
     _same_cache(ahead, alone)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_build_of_one_process_loads_nothing_ahead(tmp_path, monkeypatch, jobs):
+    """--jobs 1 asks for one process: no second one parses snapshots or makes rows ahead; with two, both do,
+    and the site is the same."""
+    from conftest import TEMPLATES, run_cli
+
+    from generator import rowsahead
+
+    monkeypatch.setattr(parseahead, "FROM", 2)
+    monkeypatch.setattr(rowsahead, "FROM", 1)
+    started = []
+    for module, name in ((parseahead, "ParsedAhead"), (rowsahead, "RowsAhead")):
+        real = getattr(module, name)
+
+        def made(*args, real=real, name=name):
+            started.append(name)
+            return real(*args)
+
+        monkeypatch.setattr(module, name, made)
+    content, out = make_content(tmp_path, families=True), tmp_path / "site"
+    args = ("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), "--jobs", jobs)
+    result = run_cli(*args)
+    assert result.exit_code == 0, result.output
+    assert started == ([] if jobs == "1" else ["ParsedAhead", "RowsAhead"])
+    assert run_cli(*args[:-2], "--check").exit_code == 0
