@@ -337,12 +337,7 @@ def _share(
         # the pages that keep are known as soon as the page cache is read (tasks.in_order) and the workers
         # have only the pages that changed to render, each with its fingerprint made. With the page cache
         # the last build recorded, a page none of whose inputs changed takes its fingerprint from there.
-        made = (
-            run.pagemap.fingerprints_of(articles, recorded)
-            if recorded is not None
-            else list(map(fingerprints.of, articles))
-        )
-        tasks.JOB["fingerprinted"] = made
+        tasks.JOB["fingerprinted"] = run.pagemap.fingerprints_of(articles, recorded)
     return workers
 
 

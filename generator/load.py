@@ -386,7 +386,7 @@ def _load_snapshots(
             files.append((provider_dir.name, path, display, key))
     load_file = functools.partial(_snapshot_file, gpus=gpus, load_doc=load_doc)  # (provider, path, shown as, problems)
     ahead = parseahead.start(files, load_file, known, parsed)
-    try:  # (an interrupt stops the other process at once; otherwise it has sent all it had)
+    try:
         for provider, path, display, key in files:
             snap = parsed.snapshot(key) if key is not None else None
             if snap is None and key is not None and ahead is not None:
@@ -407,12 +407,9 @@ def _load_snapshots(
                 and key == parsed.snapshot_key(path, display, provider, known)
             ):
                 parsed.keep_snapshot(key, snap)
-    except BaseException:
+    finally:
         if ahead is not None:
-            ahead.stop()
-        raise
-    if ahead is not None:
-        ahead.close()
+            ahead.close()
     return {p: tuple(sorted(s, key=lambda s: s.checked)) for p, s in sorted(out.items())}
 
 

@@ -84,11 +84,11 @@ class PageMap:
             "providers": self.providers,
         }
 
-    def fingerprints_of(self, articles: list[Article], last: Cache) -> list[str | None]:
+    def fingerprints_of(self, articles: list[Article], last: Cache | None) -> list[str | None]:
         """Every article's fingerprint, a family page's taken from `last` when the map says none of its
-        inputs changed (`last` must be the page cache the last build recorded)."""
+        inputs changed (`last` must be the page cache the last build recorded; None: every one made)."""
         of = self.fingerprints.of
-        kept = self._unchanged(last.pagemap)
+        kept = self._unchanged(last.pagemap) if last is not None else None
         if not kept:
             return list(map(of, articles))
         (groups, providers), index, saved = kept, last.index, last.fingerprints

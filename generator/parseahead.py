@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator.records import Snapshot
-from generator.workers import Workers
+from generator.workers import Aside
 
 # Snapshots no cache holds, at least, before a second process parses half of them: a fork and its results
 # cost a few milliseconds, a snapshot about one.
@@ -32,38 +32,25 @@ class ParsedAhead:
     """The second half of the snapshots to parse, parsed by a forked process while this one parses the first."""
 
     def __init__(self, share: list, load_file: Callable, known: str, parsed) -> None:
-        def parse(tasks: list) -> list:  # its one task: the share
-            return [_parse_share(share, load_file, known, parsed) for share in tasks]
-
         self.parsed = parsed
         self.keys = {key for *_, key in share}
         self.made: dict[str, str] | None = None
-        self.pool = Workers(1, parse)
-        self.number = self.pool.submit([share], 1)[0]
-        self.pool.stop()
+        self.aside = Aside(lambda: _parse_share(share, load_file, known, parsed))
 
     def snapshot(self, key: str) -> Snapshot | None:
         """The snapshot under `key` when the other process made it (waiting for it at the first of its share)."""
         if key not in self.keys:
             return None
-        if self.made is None:
-            try:
-                found = self.pool.results(self.number)[0]
-            except Exception:  # it died, or failed: this process parses its share (and meets any problem)
-                found = None
-            self.made, docs, count = found if found is not None else ({}, {}, 0)
+        if self.made is None:  # (None: it failed or died, and this process parses its share)
+            self.made, docs, count = self.aside.result() or ({}, {}, 0)
             self.parsed.adopt_docs(docs, count)
         line = self.made.pop(key, None)
         return self.parsed.adopt_snapshot(key, line) if line is not None else None
 
     def close(self) -> None:
-        """Done with the process (it has sent all it had), and with its results."""
-        self.pool.close()
+        """Done with the process: it has sent all it had, or it is stopped now (the build stopped loading)."""
+        self.aside.close()
         self.made = {}
-
-    def stop(self) -> None:
-        """Stop the process at once (the build stopped while loading)."""
-        self.pool.terminate()
 
 
 def start(files: list, load_file: Callable, known: str, parsed) -> ParsedAhead | None:
@@ -80,20 +67,17 @@ def start(files: list, load_file: Callable, known: str, parsed) -> ParsedAhead |
     return ParsedAhead(todo[len(todo) // 2 :], load_file, known, parsed)
 
 
-def _parse_share(share: list, load_file: Callable, known: str, parsed) -> tuple[dict, dict, int] | None:
+def _parse_share(share: list, load_file: Callable, known: str, parsed) -> tuple[dict, dict, int]:
     """In the second process: each file's records' line by its key, the documents parsed on the way and
     how many files were parsed."""
-    try:
-        before, count = set(parsed.new), parsed.parsed
-        made = {}
-        for provider, path, display, key in share:
-            problems: list[str] = []
-            snap = load_file(provider, path, display, problems)
-            if snap is not None and not problems and key == parsed.snapshot_key(path, display, provider, known):
-                line = parsed.snapshot_line(snap)
-                if line is not None:
-                    made[key] = line
-        docs = {digest: line for digest, line in parsed.new.items() if digest not in before}
-        return made, docs, parsed.parsed - count
-    except Exception:  # whatever went wrong here, the main process meets again in its own parse
-        return None
+    before, count = set(parsed.new), parsed.parsed
+    made = {}
+    for provider, path, display, key in share:
+        problems: list[str] = []
+        snap = load_file(provider, path, display, problems)
+        if snap is not None and not problems and key == parsed.snapshot_key(path, display, provider, known):
+            line = parsed.snapshot_line(snap)
+            if line is not None:
+                made[key] = line
+    docs = {digest: line for digest, line in parsed.new.items() if digest not in before}
+    return made, docs, parsed.parsed - count

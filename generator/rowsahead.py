@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator.workers import Workers
+from generator.workers import Aside
 
 # Rows to make, at least, before a second process makes some of them: a fork and the rows' return cost a
 # few milliseconds, a thousand rows about eight.
@@ -31,27 +31,18 @@ class RowsAhead:
     """The rows of some providers (`providers`), made by a forked process while this one makes the others."""
 
     def __init__(self, share: list[str], make: Callable[[str], bytes], kept) -> None:
-        def work(tasks: list) -> list:  # its one task: the share
-            return [_made(providers, make) for providers in tasks]
-
         self.providers = set(share)
         self.kept = kept
         self.made: dict[str, bytes] | None = None
         self.taken: tuple[str, dict | None] = ("", None)  # the provider whose rows were asked for last
-        self.pool = Workers(1, work)
-        self.number = self.pool.submit([share], 1)[0]
-        self.pool.stop()
+        self.aside = Aside(lambda: _made(share, make))
 
     def rows(self, provider: str) -> dict | None:
         """The provider's rows by (model, method), as the row cache gives them; None if the process failed
         (this one makes them). Waits for the process the first time. Ask for one provider's parts together:
         only the last provider's rows are held (at 100,000 pages the other process makes 76,000)."""
         if self.made is None:
-            try:
-                self.made = self.pool.results(self.number)[0] or {}
-            except Exception:  # it died, or failed
-                self.made = {}
-            self.pool.close()
+            self.made = self.aside.result() or {}
         if self.taken[0] != provider:
             data = self.made.pop(provider, None)
             self.taken = provider, (self.kept.made_elsewhere(provider, data) if data is not None else None)
@@ -59,8 +50,7 @@ class RowsAhead:
 
     def close(self) -> None:
         """Done with the process: it has sent its rows and exits, or it is stopped now (the grid stopped)."""
-        if self.made is None:
-            self.pool.terminate()
+        self.aside.close()
         self.made = {}
 
 
@@ -98,9 +88,6 @@ def start(cat, axes: dict, kept, compute: Callable) -> RowsAhead | None:
     return RowsAhead(share, make, kept)
 
 
-def _made(providers: list[str], make: Callable[[str], bytes]) -> dict[str, bytes] | None:
+def _made(providers: list[str], make: Callable[[str], bytes]) -> dict[str, bytes]:
     """In the second process: each provider's rows, encoded."""
-    try:
-        return {provider: make(provider) for provider in providers}
-    except Exception:  # the build meets it again when it makes these rows itself
-        return None
+    return {provider: make(provider) for provider in providers}

@@ -223,6 +223,34 @@ class Workers:
             self.terminate()
 
 
+class Aside:
+    """One forked process that calls `func()` once while this one goes on (work done ahead on the other core).
+
+    `result` waits for what it returned: None when it raised or died, for the
+    caller to do the work itself. `close` stops it at once if its result was
+    never taken (the caller stopped first); otherwise it has already exited.
+    """
+
+    def __init__(self, func: Callable[[], object]) -> None:
+        self._pool = Workers(1, lambda tasks: [func() for _ in tasks])
+        self._number = self._pool.submit([None], 1)[0]
+        self._pool.stop()
+        self._taken = False
+
+    def result(self):
+        self._taken = True
+        try:
+            return self._pool.results(self._number)[0]
+        except Exception:  # it raised, or died
+            return None
+        finally:
+            self._pool.close()
+
+    def close(self) -> None:
+        if not self._taken:
+            self._pool.terminate()
+
+
 # Workers of closed pools that were told to exit, with every result read, and not yet waited for (reap)
 _EXITING: list = []
 
