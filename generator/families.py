@@ -173,7 +173,7 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
     pandas nor numpy. With `kept` (rowcache), a provider whose offers and
     whose family inputs are as the last build had them takes that build's
     rows; the rows computed are handed to it for the next build. When many
-    rows are to be made, a second process makes about half of them
+    rows are to be made, a second process makes some providers' rows
     meanwhile (rowsahead).
     """
     axes, p = fam.data["axes"], fam.data["params"]
@@ -213,7 +213,7 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
             out.append(Row.of_grid(row))
         return out
 
-    # a second process makes half the rows no cache holds, when there are many (rowsahead)
+    # a second process makes the last providers' rows no cache holds, when there are many (rowsahead)
     ahead = rowsahead.start(cat, axes, kept, compute) if kept is not None else None
     try:
         parts = _grid_parts(cat, fam, kept, ahead, compute, dates)
@@ -258,7 +258,7 @@ def _grid_parts(cat: Catalog, fam: Family, kept, ahead, compute, dates) -> list[
                 parts.append(compute(model, method, snap))
                 if kept is not None:
                     kept.computed(provider, model_id, method_id, parts[-1])
-    jobs: dict = {}  # see _shared_job
+    jobs: dict = {}  # a job's values, from its first row taken back (_shared_job)
     first = {provider: n for n, provider in enumerate(dict.fromkeys(provider for _, provider, _, _ in later))}
     for at, provider, model, method in sorted(later, key=lambda part: first[part[1]]):  # a provider at a time
         found = ahead.rows(provider)
@@ -287,11 +287,12 @@ def _shared_job(row: Row, jobs: dict) -> Row:
     """A row another process made, its job's values shared with the first such row taken: computed rows
     share them through the catalog's records and setup_row's memo, while rows read back had each their
     own (at 100,000 pages, 14 MB more in every process of the build)."""
-    first = jobs.setdefault((row.model, row.method, row.gpu, row.count), row)
-    if first is not row:
-        job = _job_of(first)
-        if job == _job_of(row):
-            _set_job(row, job)
+    key = (row.model, row.method, row.gpu, row.count)
+    job = jobs.get(key)
+    if job is None:
+        jobs[key] = _job_of(row)  # the first row of its job keeps its own values
+    elif job == _job_of(row):
+        _set_job(row, job)
     return row
 
 

@@ -55,7 +55,7 @@ class RowsAhead:
 
 
 def start(cat, axes: dict, kept, compute: Callable) -> RowsAhead | None:
-    """A process making the rows of the providers that hold the second half of the offers no cache has rows
+    """A process making the rows of the providers that hold the last 1 - MINE of the offers no cache has rows
     for, when there are at least FROM rows; `compute(model, method, snapshot)` makes one part's rows."""
     from generator.rowcache import encode
 
@@ -66,9 +66,9 @@ def start(cat, axes: dict, kept, compute: Callable) -> RowsAhead | None:
     if not models or not methods:
         return None
     # asked in the order the grid asks (kept_rows remembers): the providers whose rows must be made
-    todo = [p for p in axes["providers"] if cat.snapshot(p) is not None and kept.kept_rows(p, cat.snapshot(p)) is None]
-    todo = list(dict.fromkeys(todo))
-    offers = [len(cat.snapshot(p).offers) for p in todo]
+    snaps = {p: snap for p in axes["providers"] if (snap := cat.snapshot(p)) is not None}
+    todo = [p for p, snap in snaps.items() if kept.kept_rows(p, snap) is None]
+    offers = [len(snaps[p].offers) for p in todo]
     if len(models) * len(methods) * sum(offers) < FROM:
         return None
     mine, seen, cut = sum(offers) * MINE, 0, len(todo)
