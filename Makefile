@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml
 site: $(STAMP)  ## build content/ into site/
 	$(BIN)/costpress build
 
-test: $(STAMP)  ## run the test suite, one process per core (a module's tests stay together)
-	$(BIN)/python -m pytest -n auto --dist loadfile
+test: $(STAMP)  ## run the test suite, one process per core (a module's tests stay together, the longest modules first)
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 check: $(STAMP)  ## fail when site/ is not what content/ builds
 	$(BIN)/costpress build --check --strict
