@@ -82,7 +82,7 @@ def start(cat, axes: dict, kept, compute: Callable) -> RowsAhead | None:
         return None
 
     def make(provider: str) -> bytes:
-        snap = cat.snapshot(provider)
+        snap = snaps[provider]
         return encode({(m.id, x.id): compute(m, x, snap) for m in models for x in methods})
 
     return RowsAhead(share, make, kept)
