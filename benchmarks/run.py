@@ -22,7 +22,10 @@ Every size works in its own folder under --dir (default: the system's
 temporary folder), and all of them are deleted only at the end: on ext4
 without a journal, creating files shortly after tens of thousands were
 deleted is several times slower (the inode allocator skips recently freed
-inodes), which would make each size pay for the one before.
+inodes), which would make each size pay for the one before. For the same
+reason a run started within six minutes of a large delete on such a file
+system (the end of the last run, a test run's clean-up) measures the disk
+more than the build; the first line names the folder's file system.
 """
 
 from __future__ import annotations
@@ -243,9 +246,46 @@ def row(label: str, run: Run, pages: int | None = None) -> str:
     return f"  {label:<17} {run.wall:6.2f} s {rate}  {run.cpu()}  {run.rss:4.0f} MiB"
 
 
+def _unescape(field: str) -> str:
+    """A path as /proc/self/mountinfo writes it, with its octal escapes (space, tab, newline, backslash) undone."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def file_system(folder: str) -> str:
+    """The file system `folder` is on, as Linux names it ("tmpfs", "ext4 without a journal"); "" elsewhere.
+
+    The disk's figures depend on it. On ext4 without a journal, Linux does not hand out an inode freed
+    in the last minute (the last six while its inode table block is not yet written back) and checks
+    each such inode it passes while looking for a free one, so files made soon after tens of thousands
+    were deleted take several times the kernel time (fs/ext4/ialloc.c, recently_deleted).
+    """
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return ""
+    path, best = os.path.realpath(folder), None
+    for fields in mounts:
+        point = _unescape(fields[4])
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and "-" in fields and (best is None or len(point) >= len(best[0])):  # the last mount over it wins
+            rest = fields[fields.index("-") + 1 :]
+            best = (point, rest[0], _unescape(rest[1]) if len(rest) > 1 else "")
+    if best is None:
+        return ""
+    _, kind, source = best
+    if kind != "ext4":
+        return kind
+    journals = os.listdir("/proc/fs/jbd2") if os.path.isdir("/proc/fs/jbd2") else []  # "<device>-8" per journal
+    device = os.path.basename(source)
+    return f"ext4 {'with' if any(j.rpartition('-')[0] == device for j in journals) else 'without'} a journal"
+
+
 def main(sizes: list[int], where: str | None) -> None:
     cores, version = os.cpu_count(), sys.version.split()[0]
-    print(f"machine: {cores} cores, Python {version}; working in {where or tempfile.gettempdir()}")
+    folder = where or tempfile.gettempdir()
+    kind = file_system(folder)  # (a path not made yet is on the file system of the folder it will be in)
+    print(f"machine: {cores} cores, Python {version}; working in {folder}{f' ({kind})' if kind else ''}")
     print(f"machine speed: a fixed Python loop (benchmarks/run.py CALIBRATION) takes {calibration_time():.3f} s")
     # An editable install leaves costpress's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE
     # set every build would compile them again (~50 ms); an installed package has them compiled.
