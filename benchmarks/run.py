@@ -270,14 +270,17 @@ def file_system(folder: str) -> str:
         inside = path == point or path.startswith(point.rstrip("/") + "/")
         if inside and "-" in fields and (best is None or len(point) >= len(best[0])):  # the last mount over it wins
             rest = fields[fields.index("-") + 1 :]
-            best = (point, rest[0], _unescape(rest[1]) if len(rest) > 1 else "")
+            best = (point, fields[2], rest[0], _unescape(rest[1]) if len(rest) > 1 else "")
     if best is None:
         return ""
-    _, kind, source = best
+    _, numbers, kind, source = best
     if kind != "ext4":
         return kind
-    journals = os.listdir("/proc/fs/jbd2") if os.path.isdir("/proc/fs/jbd2") else []  # "<device>-8" per journal
-    device = os.path.basename(source)
+    # a journal shows as /proc/fs/jbd2/<the kernel's name of the device>-8: "sda1-8", "dm-0-8" (the mount
+    # names an LVM volume /dev/mapper/..., so the name comes from its major:minor numbers)
+    block = f"/sys/dev/block/{numbers}"
+    device = os.path.basename(os.path.realpath(block) if os.path.exists(block) else source)
+    journals = os.listdir("/proc/fs/jbd2") if os.path.isdir("/proc/fs/jbd2") else []
     return f"ext4 {'with' if any(j.rpartition('-')[0] == device for j in journals) else 'without'} a journal"
 
 
