@@ -269,17 +269,15 @@ def file_system(folder: str) -> str:
         point = _unescape(fields[4])
         inside = path == point or path.startswith(point.rstrip("/") + "/")
         if inside and "-" in fields and (best is None or len(point) >= len(best[0])):  # the last mount over it wins
-            rest = fields[fields.index("-") + 1 :]
-            best = (point, fields[2], rest[0], _unescape(rest[1]) if len(rest) > 1 else "")
+            best = (point, fields[2], fields[fields.index("-") + 1])  # (where, major:minor, type)
     if best is None:
         return ""
-    _, numbers, kind, source = best
-    if kind != "ext4":
+    _, numbers, kind = best
+    block = f"/sys/dev/block/{numbers}"  # a link to the device by the kernel's name: "sda1", "dm-0" (LVM)
+    if kind != "ext4" or not os.path.exists(block):
         return kind
-    # a journal shows as /proc/fs/jbd2/<the kernel's name of the device>-8: "sda1-8", "dm-0-8" (the mount
-    # names an LVM volume /dev/mapper/..., so the name comes from its major:minor numbers)
-    block = f"/sys/dev/block/{numbers}"
-    device = os.path.basename(os.path.realpath(block) if os.path.exists(block) else source)
+    # each journal shows as /proc/fs/jbd2/<that name>-8
+    device = os.path.basename(os.path.realpath(block))
     journals = os.listdir("/proc/fs/jbd2") if os.path.isdir("/proc/fs/jbd2") else []
     return f"ext4 {'with' if any(j.rpartition('-')[0] == device for j in journals) else 'without'} a journal"
 

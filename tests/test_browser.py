@@ -35,14 +35,14 @@ SHOT_MAX = 12_000  # px of a page's screenshot
 
 
 @pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    """Where screenshots go: made when a test takes one (importing this module made a folder in /tmp for
-    every test process of every run, and left it there)."""
+def shots(tmp_path_factory) -> tuple[Path, dict]:
+    """Where screenshots go and how they are saved (see the module's docstring): made when a test takes one
+    (importing this module made a folder in /tmp for every test process of every run, and left it there)."""
     chosen = os.environ.get("COSTPRESS_SHOTS")
     if chosen:
         Path(chosen).mkdir(parents=True, exist_ok=True)
-        return Path(chosen)
-    return tmp_path_factory.mktemp("shots")
+        return Path(chosen), {"type": "png"}
+    return tmp_path_factory.mktemp("shots"), {"type": "jpeg", "quality": 85}
 
 
 @pytest.fixture(scope="module")
@@ -102,10 +102,9 @@ def test_page_renders_cleanly(browser, site, shots, rel, size):
         # a 15 MB image nobody can look at, and seconds to take)
         height = page.evaluate("document.documentElement.scrollHeight")
         clip = {"x": 0, "y": 0, "width": VIEWPORTS[size][0], "height": SHOT_MAX} if height > SHOT_MAX else None
-        kind = "png" if os.environ.get("COSTPRESS_SHOTS") else "jpeg"  # see the module's docstring
-        name = f"{rel.replace('/', '_')}-{size}.{'png' if kind == 'png' else 'jpg'}"
-        extra = {"quality": 85} if kind == "jpeg" else {}
-        page.screenshot(path=str(shots / name), full_page=True, clip=clip, type=kind, **extra)
+        folder, options = shots
+        name = f"{rel.replace('/', '_')}-{size}.{'jpg' if options['type'] == 'jpeg' else 'png'}"
+        page.screenshot(path=str(folder / name), full_page=True, clip=clip, **options)
         assert problems == []
     finally:
         page.close()
