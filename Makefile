@@ -1,6 +1,8 @@
 # One entry point for people and CI. Only python3 (3.11+) and pip are assumed;
-# the first target that needs them creates .venv and installs costpress into it.
-PYTHON ?= python3
+# the first target that needs them creates .venv and installs costpress into it,
+# with the fastest Python 3.11+ on the machine (scripts/pick-python.py says why),
+# or the one PYTHON names.
+PYTHON ?= $(shell python3 scripts/pick-python.py || echo python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

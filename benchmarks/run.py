@@ -286,7 +286,8 @@ def main(sizes: list[int], where: str | None) -> None:
     cores, version = os.cpu_count(), sys.version.split()[0]
     folder = where or tempfile.gettempdir()
     kind = file_system(folder)  # (a path not made yet is on the file system of the folder it will be in)
-    print(f"machine: {cores} cores, Python {version}; working in {folder}{f' ({kind})' if kind else ''}")
+    python = os.path.realpath(sys.executable)  # the interpreter behind the venv (scripts/pick-python.py)
+    print(f"machine: {cores} cores, Python {version} ({python}); working in {folder}{f' ({kind})' if kind else ''}")
     print(f"machine speed: a fixed Python loop (benchmarks/run.py CALIBRATION) takes {calibration_time():.3f} s")
     # An editable install leaves costpress's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE
     # set every build would compile them again (~50 ms); an installed package has them compiled.
