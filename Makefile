@@ -26,12 +26,12 @@ check: $(STAMP)  ## fail when site/ is not what content/ builds
 	$(BIN)/costpress build --check --strict
 
 lint: $(STAMP)
-	$(BIN)/ruff check generator tests benchmarks
-	$(BIN)/ruff format --check generator tests benchmarks
+	$(BIN)/ruff check generator tests benchmarks scripts
+	$(BIN)/ruff format --check generator tests benchmarks scripts
 
 fix: $(STAMP)
-	$(BIN)/ruff check --fix generator tests benchmarks
-	$(BIN)/ruff format generator tests benchmarks
+	$(BIN)/ruff check --fix generator tests benchmarks scripts
+	$(BIN)/ruff format generator tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .site.build-state .site.page-cache .site.parse-cache .site.row-cache .site.listing-cache-*

@@ -23,7 +23,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 CANDIDATES = ["python3", *(f"python3.{minor}" for minor in range(11, 15)), "/usr/bin/python3", "/usr/local/bin/python3"]
 LOOP = "s = 0\nfor i in range(5_000_000):\n    s += i * i\n"  # benchmarks/run.py's CALIBRATION
