@@ -1,8 +1,13 @@
 # One entry point for people and CI. Only python3 (3.11+) and pip are assumed;
 # the first target that needs them creates .venv and installs costpress into it,
 # with the fastest Python 3.11+ on the machine (scripts/pick-python.py says why),
-# or the one PYTHON names.
-PYTHON ?= $(shell python3 scripts/pick-python.py || echo python3)
+# or the one PYTHON names. An existing .venv keeps its Python: making one over it
+# with another Python would leave it half of each.
+ifdef PYTHON
+NEW_VENV = $(PYTHON) -m venv $(VENV)
+else
+NEW_VENV = python=$$(python3 scripts/pick-python.py || echo python3) && $$python -m venv $(VENV)
+endif
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -10,7 +15,7 @@ STAMP := $(VENV)/.installed
 .PHONY: site test check lint fix clean docs bench bench-large
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || { $(NEW_VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(BIN)/python -m compileall -q generator  # an editable install is not compiled; builds would compile it each run
