@@ -1,7 +1,7 @@
 # One entry point for people and CI. Only python3 (3.11+) and pip are assumed;
 # the first target that needs them creates .venv and installs costpress into it,
-# with the fastest Python 3.11+ on the machine (scripts/pick-python.py says why),
-# or the one PYTHON names. An existing .venv keeps its Python: making one over it
+# with the fastest build of python3's version on the machine (scripts/pick-python.py
+# says why), or the one PYTHON names. An existing .venv keeps its Python: making one over it
 # with another Python would leave it half of each.
 ifdef PYTHON
 NEW_VENV = $(PYTHON) -m venv $(VENV)
