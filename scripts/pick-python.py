@@ -5,7 +5,7 @@ Run by the Makefile as `python3 scripts/pick-python.py` when .venv does not exis
 chooses one instead). A machine often holds two builds of the same Python version, and they differ in
 speed, not in what costpress writes: on the 2-core VM the project is measured on, the 3.11 that `python3`
 finds (built by pyenv with its defaults: no profile-guided optimisation, libpython as a shared library)
-ran a fixed loop in 0.42-0.50 s where Debian's own /usr/bin/python3.11 took 0.31-0.33 s, and a cold
+ran a fixed loop in 0.42-0.50 s where Debian's own /usr/bin/python3.11 took 0.31-0.35 s, and a cold
 10,000-page build about a tenth faster; both build the default site byte for byte the same
 (docs/build-speed.md). Other versions are left alone: the dependencies may have no wheels for them yet.
 
