@@ -111,7 +111,13 @@ class Run:
 
 
 def measure(command: list[str], cwd: Path, env: dict | None = None) -> Run:
-    """Run one command; its wall time and, from wait4, its own and its waited-for children's usage."""
+    """Run one command; its wall time and, from wait4, its own and its waited-for children's usage.
+
+    Every file system is synced first, untimed, so that each command pays for writing back its own files
+    and nobody else's: without it a costpress build's sync also wrote back the 20,000 files Hugo's build had
+    just left in memory (Hugo does not sync), and the kernel's own write-back of earlier commands' files
+    ran during the next one."""
+    os.sync()
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
         proc = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, cwd=cwd, env=env)
