@@ -25,7 +25,8 @@ deleted is several times slower (the inode allocator skips recently freed
 inodes), which would make each size pay for the one before. For the same
 reason a run started within six minutes of a large delete on such a file
 system (the end of the last run, a test run's clean-up) measures the disk
-more than the build; the first line names the folder's file system.
+more than the build; the first line names the folder's file system. Each timed command starts after an
+untimed sync of every file system, so it pays for writing back its own files and no other's.
 """
 
 from __future__ import annotations
