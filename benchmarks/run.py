@@ -25,8 +25,9 @@ deleted is several times slower (the inode allocator skips recently freed
 inodes), which would make each size pay for the one before. For the same
 reason a run started within six minutes of a large delete on such a file
 system (the end of the last run, a test run's clean-up) measures the disk
-more than the build; the first line names the folder's file system. Each timed command starts after an
-untimed sync of every file system, so it pays for writing back its own files and no other's.
+more than the build; the first line names the folder's file system. Each
+timed command starts after an untimed sync of every file system, so it
+pays for writing back its own files and no other's.
 """
 
 from __future__ import annotations
@@ -236,7 +237,7 @@ def widest_folder(out: Path) -> tuple[int, str]:
 
 # A fixed piece of pure-Python work, timed in a process of its own: the VM's speed moves by a factor of two
 # between days, so a run's seconds are read beside this figure (its ratios are taken within the run)
-CALIBRATION = "s = 0\nfor i in range(5_000_000):\n    s += i * i\n"
+CALIBRATION = "s = 0\nfor i in range(5_000_000):\n    s += i * i\n"  # scripts/pick-python.py times the same loop (LOOP)
 
 
 def calibration_time(runs: int = 3) -> float:

@@ -55,13 +55,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 RAM_DISK = Path("/dev/shm")
 RAM_DISK_ROOM = 4 << 30
 RAM_DISK_PREFIX = "costpress-tests-"
+_ON_RAM_DISK = pytest.StashKey[Path]()  # the run's folder on the RAM disk, when it has one
 
 
 def ram_disk_room() -> bool:
     """Whether RAM_DISK is a tmpfs of ours to write, with RAM_DISK_ROOM free on it and in memory."""
     try:
         with open("/proc/self/mounts") as fh:
-            kinds = [line.split()[2] for line in fh if line.split()[1:2] == [str(RAM_DISK)]]
+            kinds = [fields[2] for fields in map(str.split, fh) if fields[1:2] == [str(RAM_DISK)]]
         with open("/proc/meminfo") as fh:
             available = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:"))
         disk = os.statvfs(RAM_DISK)
@@ -93,9 +94,6 @@ def pytest_configure(config: pytest.Config) -> None:
     _remove_earlier_runs()
     config.option.basetemp = tempfile.mkdtemp(prefix=f"{RAM_DISK_PREFIX}{os.getpid()}-", dir=RAM_DISK)
     config.stash[_ON_RAM_DISK] = Path(config.option.basetemp)
-
-
-_ON_RAM_DISK = pytest.StashKey[Path]()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -2,9 +2,10 @@
 every chart drawn, tables visible, and no serious or critical axe-core violation.
 
 Screenshots (laptop and phone widths) are saved as PNG under $COSTPRESS_SHOTS, for someone to look at,
-or else as JPEG in pytest's own temporary folder for the run (`shots0` under /tmp/pytest-of-$USER/pytest-N/,
-or its popen-gwN/ when run in parallel; pytest keeps the last three runs). JPEG took the 24 rendering tests
-from 25.1-29.7 s to 22.7-26.6 s (three pairs): the PNGs' encoding is time nobody looks at on a green run.
+or else as JPEG in the run's temporary folder (`shots0`, under popen-gwN/ when run in parallel; where
+that folder is and how long it stays: tests/conftest.py and docs/errors-and-checks.md). JPEG took the
+24 rendering tests from 25.1-29.7 s to 22.7-26.6 s (three pairs): the PNGs' encoding is time nobody
+looks at on a green run.
 """
 
 from __future__ import annotations
