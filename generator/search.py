@@ -85,6 +85,20 @@ def document(title: str, description: str, tags: tuple[str, ...], language: str)
     )
 
 
+# Pagefind's allocator (jemalloc, which reads this variable in Pagefind's build) keeps freed blocks of up to
+# 128 KiB in a thread's cache. With its default (32 KiB) it handed back and then faulted in again three blocks
+# of 44-68 KiB for every page: 87,000 page faults for the default site's 1,811 documents, against 26,000,
+# and 0.06-0.1 s of its 0.56-0.63 s of CPU (six pairs). The index is the same, byte for byte. A value the
+# user set is kept.
+ALLOCATOR = ("_RJEM_MALLOC_CONF", "tcache_max:131072")
+
+
+def _environment() -> dict[str, str]:
+    """The environment Pagefind runs in: this process's, with colour off and the allocator setting above."""
+    name, value = ALLOCATOR
+    return {name: value, **os.environ, "NO_COLOR": "1"}
+
+
 @contextlib.contextmanager
 def _one_cpu():
     """Processes started inside run on one of this thread's processors (Linux; elsewhere, on any).
@@ -146,7 +160,7 @@ class Index:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
-                env={**os.environ, "NO_COLOR": "1"},
+                env=_environment(),
             )
         self._reader = threading.Thread(target=self._read, name="pagefind-answers", daemon=True)
         self._feeder = threading.Thread(target=self._feed, name="pagefind-requests", daemon=True)

@@ -133,10 +133,12 @@ def test_a_failing_pagefind_is_one_line_and_leaves_nothing(tmp_path, monkeypatch
 
 
 # A stand-in for `pagefind --service`: it answers each request as Pagefind does (base64 of JSON, then a
-# comma), with one file for the index, and writes down the processors it was allowed and what it was sent.
+# comma), with one file for the index, and writes down the processors it was allowed, its allocator setting
+# and what it was sent.
 FAKE_SERVICE = """
 import base64, json, os, sys
 open(sys.argv[1], "w").write(repr(sorted(os.sched_getaffinity(0))))
+open(sys.argv[1] + ".allocator", "w").write(os.environ.get("_RJEM_MALLOC_CONF", "(unset)"))
 sent, data = [], b""
 while True:
     chunk = sys.stdin.buffer.read1(65536)
@@ -189,6 +191,57 @@ def test_pagefind_runs_on_one_processor_and_the_build_keeps_all(tmp_path, monkey
         index.close()
     assert files["pagefind/pagefind-entry.json"] == repr(["NewIndex", *["AddFile"] * 600, "GetFiles"]).encode()
     assert seen.read_text() == repr([max(allowed)])
+
+
+@pytest.mark.parametrize("users", [None, "narenas:1"])
+def test_pagefind_gets_the_allocator_setting_unless_the_user_has_one(tmp_path, monkeypatch, users):
+    import sys
+
+    seen = tmp_path / "affinity"
+    script = tmp_path / "pagefind"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'service.py'} {seen}\n")
+    (tmp_path / "service.py").write_text(FAKE_SERVICE)
+    script.chmod(0o755)
+    monkeypatch.setattr(search, "executable", lambda: str(script))
+    if users is None:
+        monkeypatch.delenv("_RJEM_MALLOC_CONF", raising=False)
+    else:
+        monkeypatch.setenv("_RJEM_MALLOC_CONF", users)
+    index = search.Index([("page", "Page", "about it", ())], "en").start()
+    try:
+        index.files(timeout=60)
+    finally:
+        index.close()
+    assert (tmp_path / "affinity.allocator").read_text() == (users or "tcache_max:131072")
+
+
+def test_the_allocator_setting_is_pagefinds_and_changes_no_byte(monkeypatch):
+    """The real Pagefind: its allocator takes the setting (with abort_conf an unknown one stops it), and an
+    index made with it is the one made with the allocator's defaults."""
+    import os
+    import subprocess
+
+    name, value = search.ALLOCATOR
+    env = {**os.environ, name: f"abort_conf:true,{value}"}
+    check = subprocess.run([search.executable(), "--version"], env=env, capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stderr
+    env[name] = "abort_conf:true,no_such_setting:1"  # the check above can fail
+    assert subprocess.run([search.executable(), "--version"], env=env, capture_output=True, timeout=60).returncode
+    pages = [
+        (f"page-{n}", f"Page {n} on H100 x{n % 8 + 1}", f"What run {n} costs", ("llama", "qlora")) for n in range(300)
+    ]
+
+    def index() -> list:
+        made = search.Index(pages, "en").start()
+        try:
+            return made.files(timeout=120)
+        finally:
+            made.close()
+
+    monkeypatch.delenv(name, raising=False)
+    tuned = index()
+    monkeypatch.setenv(name, "")  # the user's own (empty) setting: the allocator's defaults
+    assert index() == tuned
 
 
 @pytest.mark.parametrize("how", ["refuse", "hang"])
