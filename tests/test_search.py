@@ -167,21 +167,28 @@ while True:
 """
 
 
+def fake_pagefind(tmp_path, monkeypatch) -> None:
+    """Indexes made after this start FAKE_SERVICE in Pagefind's place, writing to tmp_path / "affinity" (and
+    "affinity.allocator")."""
+    import sys
+
+    script = tmp_path / "pagefind"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'service.py'} {tmp_path / 'affinity'}\n")
+    (tmp_path / "service.py").write_text(FAKE_SERVICE)
+    script.chmod(0o755)
+    monkeypatch.setattr(search, "executable", lambda: str(script))
+
+
 def test_pagefind_runs_on_one_processor_and_the_build_keeps_all(tmp_path, monkeypatch):
     """Pagefind starts with one processor (search._one_cpu: its thread pools, sized by the processors it may
     use, only contended with the workers); the thread that started it gets all of its processors back."""
     import os
-    import sys
 
     allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     if len(allowed) < 2:
         pytest.skip("needs two processors and Linux's affinity calls")
     seen = tmp_path / "affinity"
-    script = tmp_path / "pagefind"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'service.py'} {seen}\n")
-    (tmp_path / "service.py").write_text(FAKE_SERVICE)
-    script.chmod(0o755)
-    monkeypatch.setattr(search, "executable", lambda: str(script))
+    fake_pagefind(tmp_path, monkeypatch)
     pages = [(f"page-{n}", f"Page {n}", "about it", ("tag",)) for n in range(600)]  # more answers than a pipe holds
     index = search.Index(pages, "en").start()
     try:
@@ -195,14 +202,7 @@ def test_pagefind_runs_on_one_processor_and_the_build_keeps_all(tmp_path, monkey
 
 @pytest.mark.parametrize("users", [None, "narenas:1"])
 def test_pagefind_gets_the_allocator_setting_unless_the_user_has_one(tmp_path, monkeypatch, users):
-    import sys
-
-    seen = tmp_path / "affinity"
-    script = tmp_path / "pagefind"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'service.py'} {seen}\n")
-    (tmp_path / "service.py").write_text(FAKE_SERVICE)
-    script.chmod(0o755)
-    monkeypatch.setattr(search, "executable", lambda: str(script))
+    fake_pagefind(tmp_path, monkeypatch)
     if users is None:
         monkeypatch.delenv("_RJEM_MALLOC_CONF", raising=False)
     else:
@@ -248,16 +248,11 @@ def test_the_allocator_setting_is_pagefinds_and_changes_no_byte(monkeypatch):
 def test_a_pagefind_that_refuses_or_hangs_is_one_error_and_ends(tmp_path, monkeypatch, how):
     """An error answer is reported in one line; no answer at all ends in a time-out, and `close` ends the
     process and both threads instead of waiting on a pipe."""
-    import sys
     import time
 
     from generator.errors import BuildError
 
-    script = tmp_path / "pagefind"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'service.py'} {tmp_path / 'affinity'}\n")
-    (tmp_path / "service.py").write_text(FAKE_SERVICE)
-    script.chmod(0o755)
-    monkeypatch.setattr(search, "executable", lambda: str(script))
+    fake_pagefind(tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_PAGEFIND", how)
     index = search.Index([(f"page-{n}", f"Page {n}", "about it", ()) for n in range(50)], "en").start()
     process, threads = index.process, [index._reader, index._feeder]
