@@ -1,6 +1,7 @@
-"""Build-speed benchmark: synthetic page families of 100, 1,000 and 10,000 pages.
+"""Build-speed benchmark: the default site, and synthetic page families of 100, 1,000 and 10,000 pages.
 
-Prints, per size: cold build, no-op rebuild and one-price-change rebuild (wall
+Prints the default site's cold build (content/ as it is, search on: five builds, each into a new
+folder, and their median), then, per size: cold build, no-op rebuild and one-price-change rebuild (wall
 time, pages per second, CPU seconds in user and kernel mode, peak RSS, files
 written), the five largest output files and the folder with the most entries,
 the same number of Markdown pages built by Hugo when Hugo is installed, and the
@@ -49,6 +50,8 @@ GPUS = [("a100-80gb", 1.2), ("h100", 2.5), ("h200", 3.4), ("b200", 5.0)]
 COUNTS = [1, 2, 4, 8, 16]
 HUGO_MAX_PAGES = 10_000
 COLD_RUNS = 3  # rounds (cold, Hugo, price change) per size up to HUGO_MAX_PAGES; ratios by round
+DEFAULT_SITE_RUNS = 5  # cold builds of content/ itself, for the training job issue's first speed target
+DEFAULT_SITE_TARGET = 1.5  # seconds, on a 2-core machine
 
 
 def fitting_offers() -> int:
@@ -304,6 +307,7 @@ def main(sizes: list[int], where: str | None) -> None:
     if where is not None:
         os.makedirs(where, exist_ok=True)  # a folder of its own, made if missing (removed again: only its files)
     with tempfile.TemporaryDirectory(dir=where, prefix="costpress-bench-") as tmp:
+        default_site(Path(tmp) / "default")
         for size in sizes:
             work = Path(tmp) / str(size)
             content, out = work / "content", work / "site"
@@ -330,6 +334,23 @@ def main(sizes: list[int], where: str | None) -> None:
                 print(f"  Hugo: not run above {HUGO_MAX_PAGES:,} pages (its memory grows with the site)")
         print(f"\n1,000,000-scenario grid: {grid_time():.3f} s")
         print("deleting the benchmark folders")
+
+
+def default_site(work: Path) -> None:
+    """Cold builds of the repository's own content/ (search on), each into a new folder; the first also
+    compiles the templates into the runs' cache folder, as a first build on a new machine does."""
+    runs = [run_build(ROOT / "content", work / f"site-{n}") for n in range(1, DEFAULT_SITE_RUNS + 1)]
+    run = middle(runs)
+    built = re.search(r"built (\d+) articles", run.line)
+    pages = int(built.group(1)) if built else None
+    print("\nthe default site (content/, search on)", flush=True)
+    print(row("cold build:", run, pages))
+    print(f"{'':20}{run.line}")
+    walls = ", ".join(f"{r.wall:.2f}" for r in runs)
+    print(
+        f"{'':20}{len(runs)} runs, each into a new folder: {walls} s (the first compiles the templates); "
+        f"median {run.wall:.2f} s, target under {DEFAULT_SITE_TARGET} s"
+    )
 
 
 def paired_rounds(content: Path, work: Path, out: Path) -> tuple[Run, Run, list[Run]]:
