@@ -225,7 +225,7 @@ def test_the_allocator_setting_is_pagefinds_and_changes_no_byte(monkeypatch):
     env = {**os.environ, name: f"abort_conf:true,{value}"}
     check = subprocess.run([search.executable(), "--version"], env=env, capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stderr
-    env[name] = "abort_conf:true,no_such_setting:1"  # the check above can fail
+    env[name] = "abort_conf:true,no_such_setting:1"  # a setting the binary does not know stops it: so would ours
     assert subprocess.run([search.executable(), "--version"], env=env, capture_output=True, timeout=60).returncode
     pages = [
         (f"page-{n}", f"Page {n} on H100 x{n % 8 + 1}", f"What run {n} costs", ("llama", "qlora")) for n in range(300)
