@@ -270,8 +270,8 @@ def memory() -> str:
     """
     try:
         with open("/proc/meminfo") as fh:
-            info = {line.split(":")[0]: int(line.split()[1]) for line in fh if line.split()[1:2]}
-        return f"memory: {info['MemAvailable'] / 2**20:.1f} GiB available of {info['MemTotal'] / 2**20:.1f} GiB"
+            kib = {name.rstrip(":"): int(value) for name, value, *_ in map(str.split, fh)}
+        return f"memory: {kib['MemAvailable'] / 2**20:.1f} GiB available of {kib['MemTotal'] / 2**20:.1f} GiB"
     except (OSError, KeyError, ValueError, IndexError):
         return ""
 
