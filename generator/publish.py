@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from generator import guard, state, trees, write
+from generator import durable, guard, state, trees, write
 from generator.errors import BuildError
 from generator.write import Diff, Files, check_path
 
@@ -94,7 +94,9 @@ class Publisher:
         # (the marker's bytes are as the last build wrote them, so every path it lists was checked then)
         # Its folders are checked by a child process meanwhile (state.FolderCheck): `trusted` and `have` wait
         # for the answer, and read the folder after all when it is no
-        found = state.untouched_output(out, guard.MARKER, deferred=True)
+        # After a restart that may have lost writes (durable.restarted), nothing the last build recorded counts
+        self.restarted = durable.restarted(out)
+        found = None if self.restarted else state.untouched_output(out, guard.MARKER, deferred=True)
         listed = guard.listed_in(found.marker) if found is not None else None
         self._check = found.check if listed is not None else None
         if found is not None and listed is None:
@@ -138,6 +140,8 @@ class Publisher:
         self._seen: dict[str, tuple[int, int]] = {}  # folder -> (inode, mtime) a worker read after writing it
         self._flusher: threading.Thread | None = None
         self._flushed = threading.Event()
+        self.unsynced = False  # finish swapped the new tree in without waiting for the disk (durable)
+        self._unread = False  # some file was kept as published without being read (keep, keep_pages)
 
     def _scan(self) -> None:
         """Know the published files from the folder itself (it is not as the last build left it)."""
@@ -175,9 +179,14 @@ class Publisher:
         10,000-page build on disk it took 0.8 s of the build's 8.7 s when
         nothing had been written back before it (the kernel keeps a few
         hundred MB dirty for up to 30 s). The flushes change nothing a reader
-        sees: the staging folder is not the site until the swap.
+        sees: the staging folder is not the site until the swap. A build that
+        will swap without waiting for the disk (durable: a new folder, or
+        `--swap`, where the system gives a boot id) has no final sync to
+        spare, so it does not flush.
         """
         if self._flusher is not None:
+            return
+        if (self.mode == "swap" or not self.out.exists()) and durable.boot_id() is not None:
             return
 
         def flush() -> None:
@@ -223,6 +232,7 @@ class Publisher:
                 raise BuildError(f"a kept file is missing from the output folder: {rel}")
             return "added"
         if data is None:
+            self._unread = True
             return "unchanged"
         size = sum(map(len, data)) if type(data) is list else len(data)
         if published is not None:
@@ -341,6 +351,7 @@ class Publisher:
         made and looked for among the published files, and the tables are
         updated at C speed (write.Files.add_pages).
         """
+        self._unread = True
         if checked and self.trusted and self._paths.hold_pages(pages):
             self._held.append(pages)
             return
@@ -420,6 +431,7 @@ class Publisher:
         diff = Diff(self.changed, self.added, removed, len(self.unchanged) + held)
         if diff.clean:
             self.abort()
+            self._verified()
             return diff
         written = len(diff.changed) + len(diff.added)
         if self.out.is_dir() and (
@@ -442,7 +454,11 @@ class Publisher:
                 os.link(self._published(guard.MARKER), f"{self._base}/{guard.MARKER}.new")
                 os.rename(f"{self._base}/{guard.MARKER}.new", f"{self._base}/{guard.MARKER}")
             trees.in_threads(self._link_folder, groups.items())
-            write.sync_filesystem(self._base)  # the new tree is on disk before it becomes the site
+            # The new tree is on disk before it becomes the site; or, where a restart can be told (durable),
+            # its marker is, and the boot that must not end before the rest is
+            self.unsynced = durable.note_unsynced(self.out, self._base, guard.MARKER)
+            if not self.unsynced:
+                write.sync_filesystem(self._base)
         except BaseException as exc:
             self.abort()
             if isinstance(exc, OSError):
@@ -458,7 +474,14 @@ class Publisher:
         else:
             out.parent.mkdir(parents=True, exist_ok=True)
             os.rename(staging, out)
+        self._verified()
         return diff
+
+    def _verified(self) -> None:
+        """After publishing: a build that followed a restart (durable.restarted) and read every published file
+        it kept, publishing only what reached the disk, leaves nothing a restart can have damaged."""
+        if self.restarted and not self.unsynced and not self._unread:
+            durable.forget(self.out)
 
     def _publish_in_place(self, diff: Diff) -> None:
         """Move the written files into the output folder and remove the files the new site lacks.
@@ -493,6 +516,7 @@ class Publisher:
                 raise BuildError(f"cannot write the new site beside {self.out}: {exc}") from None
             raise
         trees.apply_journal(self.staging, self.out)
+        self._verified()
 
     def _link_folder(self, folder: str, names: list[str]) -> None:
         """Hard-link unchanged files of one folder from the published tree into staging (same bytes, same mtime)."""

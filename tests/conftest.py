@@ -46,9 +46,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 # Where a run's temporary folders go. A run writes about 1.3 GB in 180,000 files (sites built, published and
-# killed mid-publish, caches, a wheel's virtual environment). On a disk every publish's syncfs also waits for
-# the other test process's writes: in four paired runs of the whole suite on two cores the RAM disk was
-# faster each time, by 1-30 s (148-164 s against 154-184 s on this VM's disk). So a run works on the RAM
+# killed mid-publish, caches, a wheel's virtual environment). On a disk, when every publish still synced, each
+# syncfs also waited for the other test process's writes: in four paired runs of the suite on two cores the RAM
+# disk was faster each time, by 1-30 s (148-164 s against 154-184 s on this VM's disk). So a run works on the RAM
 # disk when it has room (free space on it and free memory, both at least RAM_DISK_ROOM) and nobody chose a
 # place (--basetemp, TMPDIR, PYTEST_DEBUG_TEMPROOT). A run that passes removes its folder at the end, giving
 # the memory back; a failed run's stays for a look until the next run starts, and the summary says where.
@@ -124,6 +124,12 @@ def _temporary_home(tmp_path_factory):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def leftovers(folder: Path) -> list[str]:
+    """What publishing left beside `folder/site`: the names of `.site.*`, but the boot id a swap records on
+    purpose (generator/durable.py)."""
+    return sorted(p.name for p in folder.glob(".site.*") if p.name != ".site.boot-id")
 
 
 def read_tree(folder: Path) -> dict[str, bytes]:

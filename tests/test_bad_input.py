@@ -92,5 +92,5 @@ def test_bad_input(path, tmp_path, monkeypatch, published):
     assert not [
         p
         for p in published.parent.glob(".site.*")
-        if p.name not in (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock")
+        if p.name not in (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock", ".site.boot-id")
     ]

@@ -92,7 +92,7 @@ def check_outcome(result, out: Path, before: dict) -> None:
         ), result.output
         assert read_tree(out) == before
         return
-    kept = (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock")
+    kept = (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock", ".site.boot-id")
     assert not [p for p in out.parent.glob(".site.*") if p.name not in kept]
     for path in out.rglob("*"):
         if path.suffix == ".html":

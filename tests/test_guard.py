@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TEMPLATES, make_content, run_cli
+from conftest import ROOT, TEMPLATES, leftovers, make_content, run_cli
 
 from generator import guard
 
@@ -490,7 +490,7 @@ def test_moving_files_in_removes_what_the_new_site_lacks_and_the_folders_it_empt
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_dir()) == ["a", "a/b", "page", "z"]
     assert (out / "page" / "index.html").read_bytes() == b"now a folder"
     assert (out / guard.MARKER).read_bytes() == guard.manifest(new.paths())
-    assert not list(tmp_path.glob(".site.*"))
+    assert not leftovers(tmp_path)
 
 
 @pytest.mark.parametrize("forked", [False, True], ids=["checked-here", "checked-by-a-child"])

@@ -169,8 +169,11 @@ def _build(
     """`build` holding the lock on the output folder; `dest` is where it publishes (a link's target)."""
     import time
 
-    from generator import state
+    from generator import durable, state
 
+    if not check and not force and durable.restarted(dest):  # a page may have come back empty: see them all
+        click.echo(f"{out} was published before the machine restarted: comparing every file with a full build")
+        force = True
     digest = state.inputs_digest(content, templates, f"drafts={drafts} base_url={base_url}")
     if not check and not force and not strict and digest is not None:
         found = state.unchanged(dest, digest)
