@@ -171,7 +171,7 @@ def _build(
 
     from generator import durable, state
 
-    if not check and not force and durable.restarted(dest):  # a page may have come back empty: see them all
+    if not check and not force and dest.is_dir() and durable.restarted(dest):  # a page may have come back empty
         click.echo(f"{out} was published before the machine restarted: comparing every file with a full build")
         force = True
     digest = state.inputs_digest(content, templates, f"drafts={drafts} base_url={base_url}")
