@@ -91,10 +91,16 @@ def note_unsynced(out: Path, staging: str, marker: str) -> bool:
         fsync_path(staging)
         if _recorded(out) != current:
             # Written where it lies: a write cut short leaves a file naming no boot, which the next
-            # build reads as a restart (it compares everything), and no temporary file behind
-            with open(path, "wb") as fh:
-                fh.write(f"{current}\n".encode("ascii"))
+            # build reads as a restart (it compares everything), and no temporary file behind. Never
+            # through a link: the file it points to is not costpress's to overwrite
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, f"{current}\n".encode("ascii"))
+            finally:
+                os.close(fd)
         # flushed even when an earlier build of this boot wrote it: it may have been stopped before it could
+        if path.is_symlink():
+            return False
         fsync_path(os.fspath(path))
         fsync_path(os.fspath(path.parent))
     except OSError:

@@ -170,3 +170,19 @@ def test_only_a_build_that_may_wait_for_the_disk_flushes_while_it_renders(tmp_pa
     out.mkdir()
     assert flushing(publish.Publisher(out))  # may move files into it, which waits for the disk
     assert not flushing(publish.Publisher(out, mode="swap"))
+
+
+@needs_boot_id
+def test_a_link_in_the_boot_ids_place_is_not_written_through(tmp_path, monkeypatch):
+    """costpress never overwrites a file it did not write: with a link where `.site.boot-id` goes, the swap
+    waits for the disk instead, and the linked file keeps its bytes."""
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    mine = tmp_path / "mine.txt"
+    mine.write_text("my notes\n")
+    durable.record_path(out).symlink_to(mine)
+    steps = watch_disk(monkeypatch)
+    assert build(content, out).exit_code == 0
+    assert mine.read_text() == "my notes\n"
+    staging = str(tmp_path / ".site.staging")
+    assert steps.index(("sync", staging)) < steps.index(("rename", staging, str(out)))
