@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from conftest import TEMPLATES, make_content, run_cli
@@ -119,6 +120,36 @@ def test_the_build_after_a_restart_compares_every_file_and_repairs_what_was_lost
     # the one file went in by a journalled move, on disk: nothing left for a restart to undo
     assert not durable.record_path(out).exists()
     assert build(content, out).output.startswith("nothing to build")
+
+
+@needs_boot_id
+def test_after_a_restart_the_page_cache_keeps_no_page_unread(tmp_path, monkeypatch):
+    """A family page whose inputs did not change is kept as published without being read (the page cache):
+    after a restart it is rendered and compared like every other page."""
+    from generator import pagecache
+
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert build(content, out).exit_code == 0
+    cache, _ = pagecache.read(out)
+    page = out / cache.slugs[0] / "index.html"
+    whole = page.read_bytes()
+    page.write_bytes(b"")
+    article = content / "articles" / "memory-model-vs-measurements.md"  # no family page reads it
+    article.write_text(article.read_text() + "\nOne more sentence.\n")
+
+    same_boot = build(content, out)
+    assert same_boot.exit_code == 0, same_boot.output
+    built_pages, rendered = map(int, re.search(r"built (\d+) articles .* (\d+) rendered", same_boot.output).groups())
+    assert rendered < built_pages, same_boot.output  # the family pages were kept
+    assert page.read_bytes() == b""  # kept, unread: the page cache said its inputs had not changed
+
+    restart(monkeypatch)
+    article.write_text(article.read_text() + "\nAnd another.\n")
+    after = build(content, out)
+    assert after.exit_code == 0, after.output
+    assert f"built {built_pages} articles" in after.output and f"{built_pages} rendered" in after.output, after.output
+    assert page.read_bytes() == whole
 
 
 @needs_boot_id
