@@ -111,5 +111,7 @@ def note_unsynced(out: Path, staging: str, marker: str) -> bool:
 def forget(out: Path) -> None:
     """After a build that read every published file and wrote only what reached the disk: no restart can
     have damaged what it left, so the next build need not compare everything again."""
-    with contextlib.suppress(OSError):
-        record_path(out).unlink()
+    path = record_path(out)
+    if not path.is_symlink():  # a link there is not costpress's to remove
+        with contextlib.suppress(OSError):
+            path.unlink()

@@ -215,5 +215,6 @@ def test_a_link_in_the_boot_ids_place_is_not_written_through(tmp_path, monkeypat
     steps = watch_disk(monkeypatch)
     assert build(content, out).exit_code == 0
     assert mine.read_text() == "my notes\n"
+    assert durable.record_path(out).is_symlink()  # left where it was
     staging = str(tmp_path / ".site.staging")
     assert steps.index(("sync", staging)) < steps.index(("rename", staging, str(out)))
