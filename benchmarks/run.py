@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -240,7 +241,8 @@ def widest_folder(out: Path) -> tuple[int, str]:
 
 # A fixed piece of pure-Python work, timed in a process of its own: the VM's speed moves by a factor of two
 # between days, so a run's seconds are read beside this figure (its ratios are taken within the run)
-CALIBRATION = "s = 0\nfor i in range(5_000_000):\n    s += i * i\n"  # scripts/pick-python.py times the same loop (LOOP)
+# (the loop scripts/pick-python.py times to choose the venv's Python: one loop, one figure)
+CALIBRATION = runpy.run_path(str(ROOT / "scripts" / "pick-python.py"))["LOOP"]
 
 
 def calibration_time(runs: int = 3) -> float:

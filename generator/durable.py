@@ -27,6 +27,7 @@ must name files that are on disk.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from pathlib import Path
 
@@ -37,8 +38,9 @@ def record_path(out: Path) -> Path:
     return out.parent / f".{out.name}.boot-id"
 
 
+@functools.cache
 def boot_id() -> str | None:
-    """The running boot's id (Linux), or None where the system gives none."""
+    """The running boot's id (Linux), or None where the system gives none; read once a process."""
     try:
         with open(BOOT_ID, "rb") as fh:
             found = fh.read(100).decode("ascii").strip()
@@ -86,21 +88,21 @@ def note_unsynced(out: Path, staging: str, marker: str) -> bool:
     if current is None:
         return False
     path = record_path(out)
+    if path.is_symlink():  # a link there is not costpress's to write through
+        return False
     try:
         fsync_path(f"{staging}/{marker}")
         fsync_path(staging)
         if _recorded(out) != current:
             # Written where it lies: a write cut short leaves a file naming no boot, which the next
-            # build reads as a restart (it compares everything), and no temporary file behind. Never
-            # through a link: the file it points to is not costpress's to overwrite
+            # build reads as a restart (it compares everything), and no temporary file behind. O_NOFOLLOW:
+            # not through a link made since the look above
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
             try:
                 os.write(fd, f"{current}\n".encode("ascii"))
             finally:
                 os.close(fd)
         # flushed even when an earlier build of this boot wrote it: it may have been stopped before it could
-        if path.is_symlink():
-            return False
         fsync_path(os.fspath(path))
         fsync_path(os.fspath(path.parent))
     except OSError:

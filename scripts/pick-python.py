@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 
-LOOP = "s = 0\nfor i in range(5_000_000):\n    s += i * i\n"  # benchmarks/run.py's CALIBRATION
+LOOP = "s = 0\nfor i in range(5_000_000):\n    s += i * i\n"  # benchmarks/run.py times it too (CALIBRATION)
 TIMED = f"import time\nstart = time.perf_counter()\n{LOOP}print(time.perf_counter() - start)\n"
 ASK = (
     "import sys, importlib.util as u; "
