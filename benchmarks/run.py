@@ -24,9 +24,11 @@ temporary folder), and all of them are deleted only at the end: on ext4
 without a journal, creating files shortly after tens of thousands were
 deleted is several times slower (the inode allocator skips recently freed
 inodes), which would make each size pay for the one before. For the same
-reason a run started within six minutes of a large delete on such a file
-system (the end of the last run, a test run's clean-up) measures the disk
-more than the build; the first line names the folder's file system. Each
+reason a run started within a quarter of an hour of a large delete on such
+a file system (the end of the last run, a test run's clean-up) measures the
+disk more than the build; the first line names the folder's file system, and
+a probe before and after the builds prints how long one small file takes to
+create there (creation_probe says what a settled disk gives). Each
 timed command starts after an untimed sync of every file system, so it
 pays for writing back its own files and no other's.
 """
@@ -309,6 +311,39 @@ def file_system(folder: str) -> str:
     return f"ext4 {'with' if any(j.rpartition('-')[0] == device for j in journals) else 'without'} a journal"
 
 
+PROBE_FILES, PROBE_FOLDERS, PROBE_BYTES = 2000, 200, 3000  # about one default-site page's files and sizes
+
+
+def creation_probe(folder: Path) -> float:
+    """Microseconds of wall time to create one small file in `folder`, over PROBE_FILES files spread over
+    PROBE_FOLDERS new folders, as a build makes them; the files stay, to be deleted with the run's folders.
+
+    It tells whether the disk was settled when the figures were taken. On this VM's ext4 without a journal
+    a settled disk took 20-25 µs a file and tmpfs 12-16; in the quarter of an hour after the 180,000 files of
+    a run were deleted it took 37-570 µs, and builds slowed with it (a default-site build took 3.09 s with
+    3.15 s in the kernel, against 1.33-1.37 s with about 0.55 s once settled; forty-sixth session).
+    """
+    folder.mkdir(parents=True)
+    base, data = str(folder), b"x" * PROBE_BYTES  # paths as strings: a Path costs a few µs of its own
+    start = time.perf_counter()
+    for n in range(PROBE_FOLDERS):
+        os.mkdir(f"{base}/{n}")
+    for n in range(PROBE_FILES):
+        fd = os.open(f"{base}/{n % PROBE_FOLDERS}/{n}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    return (time.perf_counter() - start) / PROBE_FILES * 1e6
+
+
+def probe_line(folder: Path, when: str) -> str:
+    return (
+        f"file creation here {when}: {creation_probe(folder):.0f} µs a file "
+        f"({PROBE_FILES:,} files of {PROBE_BYTES:,} bytes in {PROBE_FOLDERS} new folders)"
+    )
+
+
 def main(sizes: list[int], where: str | None) -> None:
     cores, version = os.cpu_count(), sys.version.split()[0]
     folder = where or tempfile.gettempdir()
@@ -326,6 +361,7 @@ def main(sizes: list[int], where: str | None) -> None:
     if where is not None:
         os.makedirs(where, exist_ok=True)  # a folder of its own, made if missing (removed again: only its files)
     with tempfile.TemporaryDirectory(dir=where, prefix="costpress-bench-") as tmp:
+        print(probe_line(Path(tmp) / "probe-first", "before the builds"), flush=True)
         default_site(Path(tmp) / "default")
         for size in sizes:
             work = Path(tmp) / str(size)
@@ -352,6 +388,7 @@ def main(sizes: list[int], where: str | None) -> None:
             if size > HUGO_MAX_PAGES:
                 print(f"  Hugo: not run above {HUGO_MAX_PAGES:,} pages (its memory grows with the site)")
         print(f"\n1,000,000-scenario grid: {grid_time():.3f} s")
+        print(probe_line(Path(tmp) / "probe-last", "after the builds"))
         print("deleting the benchmark folders")
 
 
