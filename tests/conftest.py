@@ -126,6 +126,10 @@ def _temporary_home(tmp_path_factory):
             os.environ[name] = value
 
 
+# What a failed build may leave beside the output folder: the last build's state files and the lock
+KEPT_STATE = (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock", ".site.boot-id")
+
+
 def leftovers(folder: Path) -> list[str]:
     """What publishing left beside `folder/site`: the names of `.site.*`, but the boot id a swap records on
     purpose (generator/durable.py)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import TEMPLATES, make_content, run_cli
+from conftest import KEPT_STATE, TEMPLATES, make_content, run_cli
 
 from generator import sandbox
 
@@ -89,8 +89,4 @@ def test_bad_input(path, tmp_path, monkeypatch, published):
     error_lines = [line for line in output.splitlines() if line.startswith("error: ")]
     assert error_lines and all(len(line) < 400 for line in error_lines)
     assert snapshot(published) == before
-    assert not [
-        p
-        for p in published.parent.glob(".site.*")
-        if p.name not in (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock", ".site.boot-id")
-    ]
+    assert not [p for p in published.parent.glob(".site.*") if p.name not in KEPT_STATE]

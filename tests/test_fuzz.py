@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 from bs4 import BeautifulSoup
-from conftest import CONTENT, TEMPLATES, make_content, read_tree, run_cli
+from conftest import CONTENT, KEPT_STATE, TEMPLATES, make_content, read_tree, run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -92,8 +92,7 @@ def check_outcome(result, out: Path, before: dict) -> None:
         ), result.output
         assert read_tree(out) == before
         return
-    kept = (".site.build-state", ".site.page-cache", ".site.parse-cache", ".site.lock", ".site.boot-id")
-    assert not [p for p in out.parent.glob(".site.*") if p.name not in kept]
+    assert not [p for p in out.parent.glob(".site.*") if p.name not in KEPT_STATE]
     for path in out.rglob("*"):
         if path.suffix == ".html":
             soup = BeautifulSoup(path.read_text(), "html.parser")
