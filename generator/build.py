@@ -243,9 +243,10 @@ def render_site(
         _start(run, workers, listings)
         tasks.JOB["verified"] = verified
         index, kept_index = _search_index(run, catalog, articles, listings)
+        early = _IndexFiles(run, index) if index is not None and kept_index is None else None
         tick = progress(len(articles), workers) if progress and articles else None
         rendered, cached, written = _take_pages(
-            tasks.in_order(last, run.pool, tick), articles, run.files, run.nextcache, problems, verified, last
+            tasks.in_order(last, run.pool, tick), articles, run.files, run.nextcache, problems, verified, last, early
         )
         saved_parts = last.parts
         del last  # the last page cache's columns: not needed past this point
@@ -254,7 +255,7 @@ def render_site(
         if problems:
             raise ContentError(problems)
         queued = _queue_site_work(run, order, pages, cached, listings, saved_parts)
-        found, part_keys = _site_files(run, catalog, listings, pages, queued, index, kept_index)
+        found, part_keys = _site_files(run, catalog, listings, pages, queued, early, kept_index)
     return Result(
         catalog, pages, run.files, found, workers, len(rendered), run.nextcache, part_keys, written, parsed, rows
     )
@@ -385,6 +386,49 @@ def _search_index(run: _Run, catalog: Catalog, articles: list[Article], listings
     return index, kept_index
 
 
+class _IndexFiles:
+    """The search index's files, added to the output as soon as Pagefind has sent them back.
+
+    Pagefind has its documents before the first page renders and sends the
+    index back about halfway through the pages; this process then only waits
+    on the workers. `step` adds a slice of the index's files at a time between
+    two pages (a look for the workers' results between slices keeps them fed),
+    rather than all of them after the last page, when this process wrote them
+    alone (0.03-0.05 s of the default site's build). `finish` adds what is left.
+    A failed index is left for `finish` to report, after the pages' problems.
+    """
+
+    SLICE = 128
+
+    def __init__(self, run: _Run, index: search.Index):
+        self.run, self.index = run, index
+        self.found: list[tuple[str, bytes]] | None = None  # the index's files, in order, once it is in
+        self.added = 0  # how many of them are in the output
+        self.done = False
+
+    def step(self) -> None:
+        if self.found is None:
+            if not self.index.ready():
+                return
+            self.found = self.index.files()
+        self._add(self.SLICE)
+        if not self.done and self.run.pool is not None:
+            self.run.pool.poll()
+
+    def finish(self) -> None:
+        if self.found is None:
+            self.found = self.index.files()
+        self._add(len(self.found))
+
+    def _add(self, count: int) -> None:
+        files, found = self.run.files, self.found
+        end = min(self.added + count, len(found))
+        for rel, data in found[self.added : end]:
+            files.add(rel, data)
+        self.added = end
+        self.done = end == len(found)
+
+
 class _Queued(NamedTuple):
     """Work _queue_site_work handed out: the site files' task, the pool's chunks for it and for the content
     checks (None without a pool), and the figures parts."""
@@ -418,7 +462,9 @@ def _queue_site_work(run: _Run, order: list[int], pages: list, cached: dict, lis
     return _Queued(site, site_job, checks_job, parts)
 
 
-def _site_files(run: _Run, catalog: Catalog, listings, pages: list, queued: _Queued, index, kept_index) -> tuple:
+def _site_files(
+    run: _Run, catalog: Catalog, listings, pages: list, queued: _Queued, index: _IndexFiles | None, kept_index
+) -> tuple:
     """Add the assets, the figures parts and figures.json, the site files, the search index and the marker;
     return the content's warnings and the figures parts' keys for the page cache."""
     files, pool = run.files, run.pool
@@ -436,13 +482,13 @@ def _site_files(run: _Run, catalog: Catalog, listings, pages: list, queued: _Que
     assets += ("plotly.min.js",) if any(page.has_charts for page in pages) else ()
     for name in assets:  # the site's own file (templates/assets/) over the theme's
         files.add(f"assets/{name}", theme.find(run.templates, f"assets/{name}").read_bytes())
-    # the search index first: this process writes its files (one a page) while the workers put the parts together
+    # the search index first (what the pages left of it): this process writes its files while the workers put
+    # the parts together
     if kept_index is not None:  # made from the same titles and descriptions: the published one stays
         for rel in kept_index:
             files.keep(rel)
     elif index is not None:
-        for rel, data in index.files():
-            files.add(rel, data)
+        index.finish()
     entries = [(p.article.slug, p.figures) for p in pages if p.article.file not in run.family_files]
     part_names, part_keys = queued.parts.finish(listing_chunks, pool)
     by_slug = [data for _, data in sorted(entries)]
@@ -473,12 +519,13 @@ def _take_pages(
     problems: list[str],
     verified: bool,
     last: pagecache.Cache,
+    index: _IndexFiles | None = None,
 ) -> tuple[dict[int, tasks.PageInfo], dict[int, tasks.PageInfo], int]:
     """Take each page's result as tasks.in_order gives it: record its files (a kept page's as they are, a
     rendered page's as its worker stored them or as bytes), add its entry to the next page cache, and note
     its problems. Returns the rendered pages and the kept ones by article index, and how many pages had a
     file written. `verified`: the last page cache, `last`, is the one the last build wrote (its paths are
-    not checked again)."""
+    not checked again). `index`: the search index's files, added between pages once they are in."""
     sink = files if isinstance(files, Publisher) else None
     rendered: dict[int, tasks.PageInfo] = {}
     cached: dict[int, tasks.PageInfo] = {}
@@ -511,6 +558,8 @@ def _take_pages(
             if info.cache is not None and nextcache is not None:
                 nextcache.add(info, info.cache)
             info.files, info.cache = (), None  # the bytes live in `files` now, the entry in the next cache
+            if index is not None and not index.done:
+                index.step()
     if kept:
         _take_kept(kept, articles, last, cached, days, files, nextcache, verified)
     return rendered, cached, written

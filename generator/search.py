@@ -221,6 +221,10 @@ class Index:
         if kind in ("GetFiles", "Error"):
             self._done.set()
 
+    def ready(self) -> bool:
+        """Whether the index has come back, so that `files` would answer without waiting."""
+        return "GetFiles" in self._answers
+
     def files(self, timeout: float = 300) -> list[tuple[str, bytes]]:
         """(path in the site, bytes) of every index file, sorted; BuildError when Pagefind failed."""
         assert self.process is not None

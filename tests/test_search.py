@@ -268,3 +268,42 @@ def test_a_pagefind_that_refuses_or_hangs_is_one_error_and_ends(tmp_path, monkey
         assert str(caught.value) == "search: Pagefind did not finish within 2 s"
     assert time.monotonic() - started < 10
     assert process.poll() is not None and not any(t.is_alive() for t in threads)
+
+
+class _Index:
+    """Stands for search.Index: its files come back once `ready` is set, and only once."""
+
+    def __init__(self, files):
+        self.found, self.is_ready, self.asked = files, False, 0
+
+    def ready(self):
+        return self.is_ready
+
+    def files(self):
+        self.asked += 1
+        assert self.asked == 1, "the index's files are taken once"
+        return self.found
+
+
+def test_the_index_goes_in_between_pages_a_slice_at_a_time_and_the_rest_at_the_end():
+    """build._IndexFiles: nothing before the index is in; then SLICE files a step, in order; `finish` adds
+    what is left (or all of it, when the index came in after the last page), each file once."""
+    from types import SimpleNamespace
+
+    from generator.build import _IndexFiles
+    from generator.write import Files
+
+    made = [(f"pagefind/fragment/f{n:04}.pf_fragment", bytes([n % 256])) for n in range(2 * _IndexFiles.SLICE + 5)]
+    for steps in (0, 1, 2, 3, 4):
+        run = SimpleNamespace(files=Files(), pool=None)
+        index = _Index(list(made))
+        early = _IndexFiles(run, index)
+        early.step()
+        assert run.files.paths() == [] and not early.done  # not in yet: nothing taken
+        index.is_ready = True
+        for n in range(steps):
+            early.step()
+            assert len(run.files.paths()) == min((n + 1) * _IndexFiles.SLICE, len(made))
+        assert early.done == (steps >= 3)
+        early.finish()
+        assert early.done and sorted(run.files.items()) == made
