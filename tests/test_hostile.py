@@ -211,6 +211,46 @@ def test_dotted_names_read_dict_items_first_and_stay_sandboxed():
         ProseEnvironment().from_string("{{ d.__class__.__mro__ }}").render(values)
 
 
+def test_inlined_lookups_and_escapes_render_what_plain_jinja_renders():
+    """`x.y` and `{{ ... }}` compile to an inline fast path (a plain dict's item, a plain str's escape): every
+    kind of object, every place an expression can stand, and a template name like the inline one's."""
+    import jinja2
+    from markupsafe import Markup
+
+    from generator.jinja_env import PageEnvironment, ProseEnvironment
+
+    class Sub(dict):
+        pass
+
+    class Obj:
+        a = "<obj>"
+        d = {"a": "&inner"}
+
+    values = {
+        "d": {"a": "<a>", "b": {"c": 'q"c'}, "n": 3, "m": Markup("<i>ok</i>"), "z": None, "t": _Text("<t>")},
+        "s": Sub(a="<sub>"),
+        "o": Obj(),
+        "h": _Shown(),
+        "xs": [{"ok": True, "v": "<1>"}, {"ok": False, "v": "<2>"}, Obj()],
+    }
+    source = (
+        "{{ d.a }}|{{ d.b.c }}|{{ d.n }}|{{ d.m }}|{{ d.z }}|{{ d.t }}|{{ s.a }}|{{ s.items is defined }}|{{ o.a }}"
+        "|{{ o.d.a }}|{{ h }}|{{ d.a ~ o.a }}|{{ (d.a, d.n) }}|{{ d.missing is defined }}|{{ d.a if d.n else o.a }}"
+        "|{% for x in xs if x.ok is defined and x.ok %}{{ x.v }}{% endfor %}"
+        "|{% macro m(v) %}[{{ v.a }}]{% endmacro %}{{ m(d) }}{{ m(o) }}"
+        "|{% set _cp_o = d.b %}{% set _cp_v = 'mine' %}{{ _cp_o.c }}{{ _cp_v }}{{ d.a }}"
+        "|{{ [d.a, o.a] | join(',') }}|{{ {'k': d.n}.k }}|{{ d['a'] }}|{{ 5 }}|{{ 'lit<' }}"
+    )
+    for autoescape in (True, False):
+        ours = PageEnvironment(autoescape=autoescape).from_string(source).render(values)
+        assert ours == jinja2.Environment(autoescape=autoescape).from_string(source).render(values), autoescape
+    prose = ProseEnvironment().from_string(source).render(values)
+    assert prose == jinja2.sandbox.ImmutableSandboxedEnvironment().from_string(source).render(values)
+    # the fast paths are there: a dict's item read in place, a str escaped without output_escape
+    code = PageEnvironment(autoescape=True).compile("{{ d.a }}", raw=True)
+    assert "type(_cp_o := " in code and "environment.escape_text(_cp_v)" in code
+
+
 def test_calls_in_templates_behave_as_in_jinja():
     """Built-in methods are called directly; anything else still goes through Jinja's context call."""
     import datetime as dt
