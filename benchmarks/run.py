@@ -1,7 +1,8 @@
 """Build-speed benchmark: the default site, and synthetic page families of 100, 1,000 and 10,000 pages.
 
 Prints the default site's cold build (content/ as it is, search on: five builds, each into a new
-folder, and their median), then, per size: cold build, no-op rebuild and one-price-change rebuild (wall
+folder, and their median, each followed by Hugo's build of as many pages, with the ratios), then, per
+size: cold build, no-op rebuild and one-price-change rebuild (wall
 time, pages per second, CPU seconds in user and kernel mode, peak RSS, files
 written), the five largest output files and the folder with the most entries,
 the same number of Markdown pages built by Hugo when Hugo is installed, and the
@@ -394,8 +395,22 @@ def main(sizes: list[int], where: str | None) -> None:
 
 def default_site(work: Path) -> None:
     """Cold builds of the repository's own content/ (search on), each into a new folder; the first also
-    compiles the templates into the runs' cache folder, as a first build on a new machine does."""
-    runs = [run_build(ROOT / "content", work / f"site-{n}") for n in range(1, DEFAULT_SITE_RUNS + 1)]
+    compiles the templates into the runs' cache folder, as a first build on a new machine does.
+
+    After each, Hugo builds as many Markdown pages (made from one of the site's family pages, as for the
+    synthetic sizes), and each build's time is set against the Hugo build right after it: an absolute
+    target moves with the VM's speed, which a ratio taken minute by minute mostly cancels.
+    """
+    runs, hugos, hugo = [], [], None
+    for n in range(1, DEFAULT_SITE_RUNS + 1):
+        folder = work / f"site-{n}"
+        runs.append(run_build(ROOT / "content", folder))
+        if n == 1:
+            sample = next(folder.glob("*-on-*/index.md"), None)
+            pages = sum(1 for _ in folder.glob("*/index.html"))
+            hugo = hugo_site(pages, sample, work) if sample is not None else None
+        if hugo is not None:
+            hugos.append(hugo_build(hugo, n))
     run = middle(runs)
     built = re.search(r"built (\d+) articles", run.line)
     pages = int(built.group(1)) if built else None
@@ -407,6 +422,13 @@ def default_site(work: Path) -> None:
         f"{'':20}{len(runs)} runs, each into a new folder: {walls} s (the first compiles the templates); "
         f"median {run.wall:.2f} s, target under {DEFAULT_SITE_TARGET} s"
     )
+    if hugos:
+        ratios = [k.wall / h.wall for k, h in zip(runs, hugos, strict=True)]
+        print(row("Hugo, same count:", middle(hugos), pages))
+        print(
+            f"{'':20}{len(hugos)} runs, each right after one above: {', '.join(f'{r.wall:.2f}' for r in hugos)} s; "
+            f"costpress / Hugo, run by run: {', '.join(f'{r:.3f}' for r in ratios)}; median {median(ratios):.3f}"
+        )
 
 
 def paired_rounds(content: Path, work: Path, out: Path) -> tuple[Run, Run, list[Run]]:
