@@ -114,12 +114,16 @@ class _Compiler(CodeGenerator):
 
     @optimizeconst
     def visit_Getattr(self, node, frame) -> None:
-        """`x.y` on a plain dict that holds "y" reads the item in place; anything else asks environment.getattr.
+        """`x.y` answered in place where environment.getattr would give the same answer, without its call.
 
-        Both environments' getattr read a dict's item first (see
-        PageEnvironment.getattr); this asks the same question without the call
-        (about 300 lookups a family page, 600,000 in the default site). The
-        object is evaluated once, into a name of the function being compiled.
+        Both environments' getattr read a plain dict's item first (see
+        PageEnvironment.getattr): that is asked here. Outside the sandbox an
+        attribute comes next, read with the built-in getattr; only what has
+        neither (an item of another mapping, or nothing) goes on to
+        environment.getattr, which asks again in its own order. In the default
+        site 178,000 lookups are dict items and 420,000 attributes of records
+        (columns, inputs, tables, the article). The object is evaluated once,
+        into a name of the function being compiled.
         """
         if self.environment.is_async:
             super().visit_Getattr(node, frame)
@@ -127,7 +131,10 @@ class _Compiler(CodeGenerator):
         key = repr(node.attr)
         self.write(f"(_cp_o[{key}] if type(_cp_o := ")
         self.visit(node.node, frame)
-        self.write(f") is dict and {key} in _cp_o else environment.getattr(_cp_o, {key}))")
+        self.write(f") is dict and {key} in _cp_o else ")
+        if not self.environment.sandboxed:  # the sandbox checks every attribute: only its getattr may read one
+            self.write(f"_cp_a if (_cp_a := getattr(_cp_o, {key}, missing)) is not missing else ")
+        self.write(f"environment.getattr(_cp_o, {key}))")
 
     def blockvisit(self, nodes, frame) -> None:
         """A template's body and each of its blocks collect their output in a list and yield it once, joined.

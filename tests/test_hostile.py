@@ -214,6 +214,8 @@ def test_dotted_names_read_dict_items_first_and_stay_sandboxed():
 def test_inlined_lookups_and_escapes_render_what_plain_jinja_renders():
     """`x.y` and `{{ ... }}` compile to an inline fast path (a plain dict's item, a plain str's escape): every
     kind of object, every place an expression can stand, and a template name like the inline one's."""
+    import types
+
     import jinja2
     from markupsafe import Markup
 
@@ -226,11 +228,21 @@ def test_inlined_lookups_and_escapes_render_what_plain_jinja_renders():
         a = "<obj>"
         d = {"a": "&inner"}
 
+    class Odd:
+        @property
+        def a(self):  # an attribute that fails reads as missing, and Jinja tries the item next
+            raise AttributeError("a")
+
+        def __getitem__(self, key):
+            return f"<item {key}>"
+
     values = {
         "d": {"a": "<a>", "b": {"c": 'q"c'}, "n": 3, "m": Markup("<i>ok</i>"), "z": None, "t": _Text("<t>")},
         "s": Sub(a="<sub>"),
         "o": Obj(),
         "h": _Shown(),
+        "p": Odd(),
+        "mp": types.MappingProxyType({"a": "<proxied>"}),
         "xs": [{"ok": True, "v": "<1>"}, {"ok": False, "v": "<2>"}, Obj()],
     }
     source = (
@@ -239,7 +251,8 @@ def test_inlined_lookups_and_escapes_render_what_plain_jinja_renders():
         "|{% for x in xs if x.ok is defined and x.ok %}{{ x.v }}{% endfor %}"
         "|{% macro m(v) %}[{{ v.a }}]{% endmacro %}{{ m(d) }}{{ m(o) }}"
         "|{% set _cp_o = d.b %}{% set _cp_v = 'mine' %}{{ _cp_o.c }}{{ _cp_v }}{{ d.a }}"
-        "|{{ [d.a, o.a] | join(',') }}|{{ {'k': d.n}.k }}|{{ d['a'] }}|{{ 5 }}|{{ 'lit<' }}"
+        "|{{ [d.a, o.a] | join(',') }}|{{ {'k': d.n}.k }}|{{ d['a'] }}|{{ 5 }}|{{ 'lit<' }}|{{ p.a }}|{{ p.b }}"
+        "|{{ mp.a }}|{{ mp.get('a') }}|{{ o.missing is defined }}|{{ d.items is defined }}|{{ xs.0.v }}"
     )
     for autoescape in (True, False):
         ours = PageEnvironment(autoescape=autoescape).from_string(source).render(values)
@@ -248,7 +261,9 @@ def test_inlined_lookups_and_escapes_render_what_plain_jinja_renders():
     assert prose == jinja2.sandbox.ImmutableSandboxedEnvironment().from_string(source).render(values)
     # the fast paths are there: a dict's item read in place, a str escaped without output_escape
     code = PageEnvironment(autoescape=True).compile("{{ d.a }}", raw=True)
-    assert "type(_cp_o := " in code and "environment.escape_text(_cp_v)" in code
+    assert "type(_cp_o := " in code and "getattr(_cp_o, 'a', missing)" in code
+    assert "environment.escape_text(_cp_v)" in code
+    assert "getattr(_cp_o, 'a', missing)" not in ProseEnvironment().compile("{{ d.a }}", raw=True)  # sandboxed
 
 
 def test_calls_in_templates_behave_as_in_jinja():
