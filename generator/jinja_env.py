@@ -85,15 +85,16 @@ def _escape_text(text: str) -> str:
 
 
 class _Compiler(CodeGenerator):
-    """Jinja's code generator with two changes to the code it writes, not to the text templates make.
+    """Jinja's code generator with three changes to the code it writes, not to the text templates make.
 
     `{{ ... }}` in autoescaped templates compiles to
     `environment.output_escape(...)` (a plain str straight to its escaping,
     `environment.escape_text`): only what a template writes out goes
     through it; blocks, macros and `{% set %}` captures still become Markup as
     before, and where Jinja cannot know at compile time whether escaping is on,
-    its own code is kept. And bodies and blocks collect their output (see
-    `blockvisit`).
+    its own code is kept. Bodies and blocks collect their output (see
+    `blockvisit`). And `x.y` answers its common cases in place (see
+    `visit_Getattr`).
     """
 
     def _output_child_pre(self, node, frame, finalize) -> None:

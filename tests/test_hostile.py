@@ -212,8 +212,9 @@ def test_dotted_names_read_dict_items_first_and_stay_sandboxed():
 
 
 def test_inlined_lookups_and_escapes_render_what_plain_jinja_renders():
-    """`x.y` and `{{ ... }}` compile to an inline fast path (a plain dict's item, a plain str's escape): every
-    kind of object, every place an expression can stand, and a template name like the inline one's."""
+    """`x.y` and `{{ ... }}` compile to an inline fast path (a plain dict's item; outside the sandbox an
+    attribute; a plain str's escape): every kind of object, every place an expression can stand, and
+    template names like the inline ones."""
     import types
 
     import jinja2
@@ -259,7 +260,7 @@ def test_inlined_lookups_and_escapes_render_what_plain_jinja_renders():
         assert ours == jinja2.Environment(autoescape=autoescape).from_string(source).render(values), autoescape
     prose = ProseEnvironment().from_string(source).render(values)
     assert prose == jinja2.sandbox.ImmutableSandboxedEnvironment().from_string(source).render(values)
-    # the fast paths are there: a dict's item read in place, a str escaped without output_escape
+    # the fast paths are there: a dict's item and an attribute read in place, a str escaped without output_escape
     code = PageEnvironment(autoescape=True).compile("{{ d.a }}", raw=True)
     assert "type(_cp_o := " in code and "getattr(_cp_o, 'a', missing)" in code
     assert "environment.escape_text(_cp_v)" in code
