@@ -155,11 +155,14 @@ def run_build(content: Path, out: Path) -> Run:
     return measure(command, ROOT, {**os.environ, "XDG_CACHE_HOME": str(out.parent / "cache")})
 
 
-def hugo_site(pages: int, sample: Path, work: Path) -> Path | None:
-    """A Hugo site of the same number of Markdown pages (one table and one SVG chart each), or None
-    when Hugo is not installed."""
-    if not shutil.which("hugo"):
+def hugo_site(built: Path, work: Path) -> Path | None:
+    """A Hugo site of as many Markdown pages as costpress built into `built` (each a copy of one of its
+    family pages: one table and one SVG chart), or None when Hugo is not installed or `built` has no
+    family page."""
+    sample = next(built.glob("*-on-*/index.md"), None)
+    if not shutil.which("hugo") or sample is None:
         return None
+    pages = sum(1 for _ in built.glob("*/index.html"))
     site = work / "hugo"
     (site / "layouts" / "_default").mkdir(parents=True)
     (site / "hugo.toml").write_text('baseURL = "https://example.org/"\ntitle = "bench"\n')
@@ -406,9 +409,7 @@ def default_site(work: Path) -> None:
         folder = work / f"site-{n}"
         runs.append(run_build(ROOT / "content", folder))
         if n == 1:
-            sample = next(folder.glob("*-on-*/index.md"), None)
-            pages = sum(1 for _ in folder.glob("*/index.html"))
-            hugo = hugo_site(pages, sample, work) if sample is not None else None
+            hugo = hugo_site(folder, work)
         if hugo is not None:
             hugos.append(hugo_build(hugo, n))
     run = middle(runs)
@@ -439,8 +440,7 @@ def paired_rounds(content: Path, work: Path, out: Path) -> tuple[Run, Run, list[
         folder = out if n == COLD_RUNS else work / f"site-{n}"  # the last goes on to the no-op and more changes
         colds.append(run_build(content, folder))
         if n == 1:
-            sample = next(folder.glob("*-on-*/index.md"))
-            hugo = hugo_site(sum(1 for _ in folder.glob("*/index.html")), sample, work)
+            hugo = hugo_site(folder, work)
         if hugo is not None:
             hugos.append(hugo_build(hugo, n))
         change_price(content)

@@ -404,7 +404,10 @@ class _IndexFiles:
         self.run, self.index = run, index
         self.found: list[tuple[str, bytes]] | None = None  # the index's files, in order, once it is in
         self.added = 0  # how many of them are in the output
-        self.done = False
+
+    @property
+    def done(self) -> bool:
+        return self.found is not None and self.added == len(self.found)
 
     def step(self) -> None:
         if self.found is None:
@@ -426,7 +429,6 @@ class _IndexFiles:
         for rel, data in found[self.added : end]:
             files.add(rel, data)
         self.added = end
-        self.done = end == len(found)
 
 
 class _Queued(NamedTuple):
