@@ -50,7 +50,7 @@ def _safe_filters() -> dict:
     out = {name: wrap(func) for name, func in formatting.FILTERS.items()}
     out["url"] = safe_url
     out["page_link"] = page_link
-    out["cell"] = lambda value, kind="text": formatting.cell(value, kind)
+    out["cell"] = formatting.cell
     out["units"] = lambda text: formatting.keep_units(str(text))  # plain text: still escaped
     return out
 
