@@ -243,10 +243,17 @@ def render_site(
         _start(run, workers, listings)
         tasks.JOB["verified"] = verified
         index, kept_index = _search_index(run, catalog, articles, listings)
-        early = _IndexFiles(run, index) if index is not None and kept_index is None else None
+        index_files = _IndexFiles(run, index) if index is not None and kept_index is None else None
         tick = progress(len(articles), workers) if progress and articles else None
         rendered, cached, written = _take_pages(
-            tasks.in_order(last, run.pool, tick), articles, run.files, run.nextcache, problems, verified, last, early
+            tasks.in_order(last, run.pool, tick),
+            articles,
+            run.files,
+            run.nextcache,
+            problems,
+            verified,
+            last,
+            index_files,
         )
         saved_parts = last.parts
         del last  # the last page cache's columns: not needed past this point
@@ -255,7 +262,7 @@ def render_site(
         if problems:
             raise ContentError(problems)
         queued = _queue_site_work(run, order, pages, cached, listings, saved_parts)
-        found, part_keys = _site_files(run, catalog, listings, pages, queued, early, kept_index)
+        found, part_keys = _site_files(run, catalog, listings, pages, queued, index_files, kept_index)
     return Result(
         catalog, pages, run.files, found, workers, len(rendered), run.nextcache, part_keys, written, parsed, rows
     )

@@ -97,8 +97,13 @@ class _Compiler(CodeGenerator):
     `visit_Getattr`).
     """
 
+    @staticmethod
+    def _escaped(frame) -> bool:
+        """Whether `{{ ... }}` here is escaped, known as it compiles (else Jinja's own code asks as it runs)."""
+        return frame.eval_ctx.autoescape and not frame.eval_ctx.volatile
+
     def _output_child_pre(self, node, frame, finalize) -> None:
-        if frame.eval_ctx.autoescape and not frame.eval_ctx.volatile:
+        if self._escaped(frame):
             if finalize.src is None:  # a plain str (nine in ten) is escaped without the call to output_escape
                 self.write("(environment.escape_text(_cp_v) if type(_cp_v := ")
                 return
@@ -108,7 +113,7 @@ class _Compiler(CodeGenerator):
             super()._output_child_pre(node, frame, finalize)
 
     def _output_child_post(self, node, frame, finalize) -> None:
-        if frame.eval_ctx.autoescape and not frame.eval_ctx.volatile and finalize.src is None:
+        if self._escaped(frame) and finalize.src is None:  # closes what _output_child_pre opened
             self.write(") is str else environment.output_escape(_cp_v))")
         else:
             super()._output_child_post(node, frame, finalize)
