@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from generator import figures_parts, guard, pagecache, search, state, tasks, theme
+from generator import figures_parts, guard, pagecache, search, state, static, tasks, theme
 from generator.errors import ContentError
 from generator.escape import slug_of
 from generator.families import Listing, family_listing, family_pages, fitting_rows, load_families
@@ -512,6 +512,8 @@ def _site_files(
     found = content_warnings(catalog, pages, stray) + linted
     for name, data in (pool.results(queued.site_job[0])[0][0] if pool else tasks.site_files(queued.site)).items():
         files.add(name, data)
+    if catalog.static:  # after everything the build makes, which they must not meet
+        static.place(files, catalog.root, catalog.static, display_path(catalog.root / static.FOLDER))
     if run.sink is not None and run.sink.same_files():  # the published marker lists exactly these files
         files.keep(guard.MARKER)
     else:
@@ -640,6 +642,8 @@ def stray_files(catalog: Catalog) -> list[str]:
         if path.is_dir() or any(part.startswith(".") for part in rel.parts):
             continue
         parts = rel.parts
+        if parts[0] == static.FOLDER:  # published as they are
+            continue
         known = (
             (len(parts) == 1 and parts[0] in KNOWN_FILES)
             or (len(parts) == 2 and parts[0] == "articles" and path.suffix == ".md")

@@ -147,7 +147,8 @@ def check_owned(shown: str, have: dict[str, str], links: list[str]) -> None:
         some = ", ".join(foreign[:3])
         raise BuildError(
             f"refusing to replace {shown}: costpress did not write {some}{', ...' if len(foreign) > 3 else ''} "
-            f"({len(foreign):,} file{'s' if len(foreign) != 1 else ''} in all); move them out of the folder first"
+            f"({len(foreign):,} file{'s' if len(foreign) != 1 else ''} in all); move them out of the folder first "
+            "(a file of your own to publish goes in the content folder's static/)"
         )
 
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generator import measurements, parseahead
+from generator import measurements, parseahead, static
 from generator.engine.architecture import Architecture
 from generator.errors import ContentError
 from generator.records import (
@@ -181,6 +181,7 @@ def load_content(root: Path, parsed=None) -> Catalog:
         slugs[art.slug] = art.file
 
     about = _about(root, problems)
+    own = static.paths(root, problems, display_path(root / static.FOLDER))
     if problems:
         raise ContentError(problems)
     assert site and evaluation is not None
@@ -204,6 +205,7 @@ def load_content(root: Path, parsed=None) -> Catalog:
         suites=suites,
         measurements=measured,
         about=about,
+        static=own,
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )

@@ -339,6 +339,10 @@ class Publisher:
     def keep(self, rel: str) -> None:
         self.add(rel, None)
 
+    def conflict(self, rel: str) -> str | None:
+        """write.Files.conflict among the files recorded so far."""
+        return self._paths.conflict(rel)
+
     def keep_pages(self, pages: list[tuple[str, Sequence[str]]], checked: bool = False) -> None:
         """`keep` for the files of pages, each (folder, names of its files in it): no bytes are compared or
         written. `checked`: the names come from the page cache the last build wrote (verified), which checked

@@ -298,6 +298,8 @@ class Catalog:
     about: str | None = field(default=None, repr=False, compare=False)
     # drafts this build leaves out (without --drafts)
     held_drafts: tuple[Article, ...] = field(default=(), repr=False, compare=False)
+    # content/static/'s files as output paths (generator/static.py), published as they are
+    static: tuple[str, ...] = ()
     # each snapshot's offers by key, built on first use (a family looks offers up thousands of times)
     _offer_index: dict[int, dict[str, Offer]] = field(default_factory=dict, init=False, repr=False, compare=False)
     # input figures that many pages cite (a model and method's, a GPU's, an offer's), made once per build

@@ -39,7 +39,7 @@ class OddInput(Exception):
     """An input tree holds a special file, or a link that leads out of it: no digest, no shortcut."""
 
 
-def _walk(folder: Path) -> list[Path]:
+def input_files(folder: Path) -> list[Path]:
     """Every file under folder, links followed while they stay inside it; OddInput for anything else."""
     found, odd = _scan(folder, "input")
     if odd:
@@ -140,7 +140,7 @@ def _digest(folders, options: str = "") -> str:
     package = Path(__file__).resolve().parent
     for label, folder in (*folders, ("generator", package)):
         cut = len(os.path.join(os.fspath(folder), ""))  # the scan's paths are the folder's name and theirs
-        for path in map(os.fspath, _walk(folder)):
+        for path in map(os.fspath, input_files(folder)):
             if path.endswith(".pyc"):
                 continue
             h.update(f"{label}/{path[cut:].replace(os.sep, '/')}\0".encode())

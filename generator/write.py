@@ -194,6 +194,22 @@ class Files:
     def __len__(self) -> int:
         return len(self._files) + self._held_count
 
+    def conflict(self, rel: str) -> str | None:
+        """Why a file of the user's own may not go at `rel` among the files taken so far, or None: the path is
+        one of them or a folder of them, or lies in a folder (other than the top) that directly holds some."""
+        if rel in self._files:
+            return f"the build writes {rel} itself"
+        if rel in self._folders:
+            return f"the build writes files into {rel}/"
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder in self._files:
+                return f"the build writes {folder} as a file"
+            if self._counts.get(folder):  # held pages are counted here too
+                return f"{folder}/ is a folder the build writes files into"
+        return None
+
     def __contains__(self, rel: str) -> bool:
         self._unhold()
         return rel in self._files
