@@ -100,7 +100,7 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
                 feed={"title": site.title, "id": base, "page": base, "self": f"{base}atom.xml"},
             )
             .encode("utf-8"),
-            "robots.txt": f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n".encode(),
+            "robots.txt": renderer.md.get_template("robots.txt").render(base=base).encode("utf-8"),  # plain text
             # served at any address that does not exist: its links start at the site's own path
             "404.html": renderer.html.get_template("404.html")
             .render(page={"root": urllib.parse.urlsplit(base).path})

@@ -47,11 +47,15 @@ def test_one_override_changes_only_its_file(tmp_path):
     assert "</footer>" in base
     (own / "base.html").write_text(base.replace("</footer>", "<p>Our own footer line</p></footer>"))
     (own / "assets" / "style.css").write_text("body { color: #123456; }\n")
+    (own / "robots.txt").write_text("User-agent: *\nDisallow: /drafts/\n\nSitemap: {{ base }}sitemap.xml\n")
     result = _build(content, tmp_path / "own", own)
     assert result.exit_code == 0, result.output
     page = (tmp_path / "own" / "dgx-spark-70b-qlora-cost" / "index.html").read_text()
     assert "Our own footer line" in page
     assert (tmp_path / "own" / "assets" / "style.css").read_text() == "body { color: #123456; }\n"
+    assert (tmp_path / "own" / "robots.txt").read_text() == (
+        "User-agent: *\nDisallow: /drafts/\n\nSitemap: https://costpress.example/sitemap.xml\n"
+    )
     # files the site does not override are the theme's
     for rel in ("assets/sort.js", "dgx-spark-70b-qlora-cost/index.md"):
         assert (tmp_path / "own" / rel).read_bytes() == (tmp_path / "plain" / rel).read_bytes()
