@@ -82,6 +82,9 @@ def test_files_of_your_own_are_published_byte_for_byte_and_listed_as_the_build_s
         ("assets/logo.png", "assets/ is a folder the build writes files into"),
         ("tags/gpu-cost/extra/note.txt", "tags/ is a folder the build writes files into"),
         ("robots.txt/note.txt", "the build writes robots.txt as a file"),
+        # as a file system that ignores case (macOS's, by default) would see them
+        ("Index.html", "the build writes index.html itself"),
+        ("Assets/logo.png", "assets/ is a folder the build writes files into"),
     ],
 )
 def test_a_file_of_your_own_never_takes_the_build_s_place_and_the_site_stays(tmp_path, rel, why):
