@@ -56,7 +56,13 @@ def paths(root: Path, problems: list[str], shown: str) -> tuple[str, ...]:
             problems.append(f"{shown}/{rel!r}: expected a file name without control characters or backslashes")
         else:
             out.append(rel)
-    return tuple(sorted(out))
+    out.sort()
+    seen: dict[str, str] = {}
+    for rel in out:  # on a file system that ignores case (macOS's, by default) one would overwrite the other
+        other = seen.setdefault(rel.casefold(), rel)
+        if other != rel:
+            problems.append(f"{shown}/{rel}: differs from {shown}/{other} only in case; expected one of them")
+    return tuple(out)
 
 
 def place(files: Files | Publisher, root: Path, rels: tuple[str, ...], shown: str) -> None:

@@ -122,6 +122,14 @@ def test_a_file_name_the_site_cannot_hold_is_named_in_one_line(tmp_path):
     assert not (tmp_path / "site").exists()
 
 
+def test_two_files_of_your_own_that_differ_only_in_case_are_one_line(tmp_path):
+    content = make_content(tmp_path, {"static/img/Logo.svg": "<svg/>\n", "static/img/logo.svg": "<svg/>\n"})
+    result = cli_build(content, tmp_path / "site")
+    assert result.exit_code == 1, result.output
+    assert "static/img/logo.svg: differs from" in result.output and "static/img/Logo.svg only in case" in result.output
+    assert not (tmp_path / "site").exists()
+
+
 def test_a_file_outside_static_is_still_a_stray_file(tmp_path):
     content = make_content(tmp_path, {"notes/todo.txt": "later\n", "static/notes/todo.txt": "later\n"})
     result = cli_build(content, tmp_path / "site", "--strict")
