@@ -18,7 +18,7 @@ import itertools
 import os
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from generator import durable, guard, state, trees, write
@@ -339,9 +339,9 @@ class Publisher:
     def keep(self, rel: str) -> None:
         self.add(rel, None)
 
-    def conflict(self, rel: str) -> str | None:
-        """write.Files.conflict among the files recorded so far."""
-        return self._paths.conflict(rel)
+    def layout(self) -> tuple[Iterable[str], Iterable[str], Iterable[str]]:
+        """write.Files.layout of the files recorded so far."""
+        return self._paths.layout()
 
     def keep_pages(self, pages: list[tuple[str, Sequence[str]]], checked: bool = False) -> None:
         """`keep` for the files of pages, each (folder, names of its files in it): no bytes are compared or

@@ -17,6 +17,7 @@ and folders of your own (`images/`, `.well-known/`) are free.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,8 +69,9 @@ def paths(root: Path, problems: list[str], shown: str) -> tuple[str, ...]:
 def place(files: Files | Publisher, root: Path, rels: tuple[str, ...], shown: str) -> None:
     """Add each static file to `files`, after everything the build makes but the marker; BuildError, naming
     the file, for one that would take the place of the build's own files or go into one of its folders."""
+    taken = _Folded(*files.layout())  # the build's own files: the ones added below cannot meet each other
     for rel in rels:
-        why = files.conflict(rel)
+        why = taken.conflict(rel)
         if why is not None:
             raise BuildError(
                 f"{shown}/{rel}: {why}; put files of your own at the top of the site or in a folder of their own"
@@ -79,3 +81,30 @@ def place(files: Files | Publisher, root: Path, rels: tuple[str, ...], shown: st
         except OSError as exc:
             raise BuildError(f"{shown}/{rel}: cannot be read ({exc.strerror or exc})") from None
         files.add(rel, data)
+
+
+class _Folded:
+    """The build's paths and folders without regard to case: on a file system that ignores it (macOS's, by
+    default) `Index.html` would be the build's `index.html`, and `Assets/logo.png` would land in `assets/`."""
+
+    def __init__(self, paths: Iterable[str], folders: Iterable[str], holding: Iterable[str]):
+        self.paths = {name.casefold(): name for name in paths}
+        self.folders = {name.casefold(): name for name in folders}
+        self.holding = {name.casefold(): name for name in holding}
+
+    def conflict(self, rel: str) -> str | None:
+        """Why a file of the user's own may not go at `rel`, or None: the path is one of the build's or a folder
+        of them, or lies in a folder (other than the top) that directly holds some of them."""
+        key = rel.casefold()
+        if key in self.paths:
+            return f"the build writes {self.paths[key]} itself"
+        if key in self.folders:
+            return f"the build writes files into {self.folders[key]}/"
+        parts = key.split("/")
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder in self.paths:
+                return f"the build writes {self.paths[folder]} as a file"
+            if folder in self.holding:
+                return f"{self.holding[folder]}/ is a folder the build writes files into"
+        return None

@@ -61,8 +61,6 @@ class Files:
         self._held: list[list[tuple[str, Sequence[str]]]] = []
         self._held_folders: set[str] = set()
         self._held_count = 0
-        # the names above without regard to case, made when `conflict` is first asked
-        self._folded: tuple[dict[str, str], dict[str, str], dict[str, str]] | None = None
 
     def keep(self, rel: str) -> None:
         """A file that stays exactly as the output folder has it (an incremental build did not re-render it)."""
@@ -196,32 +194,10 @@ class Files:
     def __len__(self) -> int:
         return len(self._files) + self._held_count
 
-    def conflict(self, rel: str) -> str | None:
-        """Why a file of the user's own may not go at `rel` among the files taken when first asked, or None:
-        the path is one of them or a folder of them, or lies in a folder (other than the top) that directly
-        holds some. Without regard to case: on a file system that ignores it (macOS's, by default)
-        `Index.html` would be the build's `index.html`, and `Assets/logo.png` would land in `assets/`."""
-        if self._folded is None:
-            fold = str.casefold
-            self._folded = (
-                {fold(k): k for k in self._files},
-                {fold(k): k for k in self._folders},
-                {fold(k): k for k, n in self._counts.items() if n},  # held pages are counted here too
-            )
-        files, folders, holding = self._folded
-        key = rel.casefold()
-        if key in files:
-            return f"the build writes {files[key]} itself"
-        if key in folders:
-            return f"the build writes files into {folders[key]}/"
-        parts = key.split("/")
-        for i in range(1, len(parts)):
-            folder = "/".join(parts[:i])
-            if folder in files:
-                return f"the build writes {files[folder]} as a file"
-            if folder in holding:
-                return f"{holding[folder]}/ is a folder the build writes files into"
-        return None
+    def layout(self) -> tuple[Iterable[str], Iterable[str], Iterable[str]]:
+        """The paths taken so far, the folders they need and the folders that directly hold some (a held page's
+        folder among them, though its files' paths are not made)."""
+        return self._files.keys(), self._folders, [folder for folder, n in self._counts.items() if n]
 
     def __contains__(self, rel: str) -> bool:
         self._unhold()
