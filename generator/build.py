@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from generator import figures_parts, guard, pagecache, search, state, static, tasks, theme
+from generator import aliases, figures_parts, guard, pagecache, search, state, static, tasks, theme
 from generator.errors import ContentError
 from generator.escape import slug_of
 from generator.families import Listing, family_listing, family_pages, fitting_rows, load_families
@@ -118,6 +118,10 @@ def _articles(
         listed(catalog, listings)
     family_articles = [art for listing in listings for art in family_pages(listing)]
     clashes = slug_clashes(catalog, family_articles, listings)
+    if any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings):
+        owners = {a.slug: a.file for a in family_articles} | {x.slug: x.family.file for x in listings}
+        owners |= {a.slug: a.file for a in catalog.articles}
+        clashes += aliases.problems(catalog.articles, owners, listings, reserved_folders(catalog))
     if clashes:  # pages would write over each other's files: none is worth rendering
         raise ContentError(problems + clashes)
     problems += tag_problems(catalog.articles, listings)

@@ -23,7 +23,7 @@ from generator.kinds.setup import NEIGHBOURS_SHOWN
 from generator.load import read_front_matter
 from generator.records import Article, Catalog
 from generator.scenarios import setup_row
-from generator.schema import MAX_ROWS, MAX_TAGS, Doc, F, list_of, opt, record, validate
+from generator.schema import MAX_ALIASES, MAX_ROWS, MAX_TAGS, Doc, F, list_of, opt, record, validate
 
 if TYPE_CHECKING:
     from generator.rowcache import FamilyRows
@@ -32,7 +32,14 @@ FAMILY = record(
     {
         "date": F("date"),
         "tags": list_of(F("text"), required=False, most=MAX_TAGS),
-        "listing": record({"slug": F("slug"), "title": F("text"), "description": F("text")}),
+        "listing": record(
+            {
+                "slug": F("slug"),
+                "title": F("text"),
+                "description": F("text"),
+                "aliases": list_of(F("path"), required=False, most=MAX_ALIASES),
+            }
+        ),
         "page": record({"slug": F("text"), "title": F("text"), "description": F("text")}),
         "axes": record({"models": list_of(F("id")), "methods": list_of(F("id")), "providers": list_of(F("slug"))}),
         "params": record(
@@ -79,6 +86,7 @@ class Listing:
     # per (model, method), what every page of that group reads of the group (family_pages: Group)
     groups: dict[tuple[str, str], Group] | None = None
     first_page: Article | None = None  # the first of the family's pages (family_pages), for what they all share
+    aliases: tuple[str, ...] = ()  # addresses the listing had before (generator/aliases.py)
 
 
 @dataclass(frozen=True)
@@ -432,6 +440,7 @@ def family_listing(cat: Catalog, fam: Family, kept: FamilyRows | None = None) ->
         sorted({r["checked"] for r in records}),
         tuple(fam.data["tags"] or ()),
         row_keys=kept.row_keys() if kept is not None else None,
+        aliases=tuple(listing["aliases"] or ()),
     )
 
 

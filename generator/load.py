@@ -527,6 +527,7 @@ def _load_articles(folder: Path, problems: list[str]) -> list[Article]:
                 body=body,
                 body_line=body_line,
                 draft=bool(data["draft"]),
+                aliases=tuple(data["aliases"] or ()),
             )
         )
     return articles

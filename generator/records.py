@@ -265,6 +265,8 @@ class Article:
     # And the values of its own parameters, in families.PAGE_INPUTS order (family_pages builds its params from these
     # very values): its fingerprint is made from them, with no walk over the dict (fingerprints.Fingerprints)
     page_inputs: tuple | None = field(default=None, compare=False, repr=False)
+    # addresses the page had before, each published as a page that sends the reader on (generator/aliases.py)
+    aliases: tuple[str, ...] = ()
 
     def all_params(self) -> Any:
         """The article's parameters. A family page holds none of its own (`params` is None): they are its

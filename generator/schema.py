@@ -18,6 +18,8 @@ ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*\Z")  # \Z: "$" also matches before a f
 # The longest id or slug: it names a folder or a file, and file systems stop at 255 bytes a name
 NAME_MAX = 80
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+# An address inside the site that a page once had (an alias): slugs joined by '/', a few levels deep
+PATH_DEPTH = 6
 TOKENS_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*$")
 TOKEN_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 MAX_FILE_BYTES = 1_000_000
@@ -297,6 +299,9 @@ MAX_ROWS = 100
 # tags: 5,000 tags on one article made 5,000 feeds of 125 KB (650 MB) and a 1.3 GB build.
 MAX_TAGS = 50
 
+# Earlier addresses one page may keep (aliases): each is a small page of its own
+MAX_ALIASES = 50
+
 URL_RE = re.compile(r"^https?://[^\s<>\"']+\Z")
 
 
@@ -349,6 +354,7 @@ EXPECT = {
     "para": "non-empty text without control characters",
     "id": "an id of lower-case letters, digits, '.' and '-'",
     "slug": "a slug of lower-case letters, digits and single '-'",
+    "path": f"an address in the site: up to {PATH_DEPTH} slugs joined by '/', such as old-name or 2025/old-name",
     "positive": "a positive number",
     "nonnegative": "a number of zero or more",
     "share": "a share above 0 and at most 1",
@@ -458,6 +464,9 @@ def _check_scalar(kind: str, v: Any, spec: F) -> tuple[bool, Any]:
         return (isinstance(v, str) and bool(v.strip()) and not _has_control(v)), v
     if kind in ("id", "slug"):
         return is_name(v, kind), v
+    if kind == "path":
+        parts = v.split("/") if isinstance(v, str) else ()
+        return 0 < len(parts) <= PATH_DEPTH and all(is_name(part, "slug") for part in parts), v
     if kind in ("positive", "nonnegative", "share"):
         if not _is_number(v) or abs(v) > (spec.most or NUMBER_CEILING) or not math.isfinite(v):
             return False, v

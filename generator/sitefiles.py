@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup
 
+from generator import aliases
 from generator.escape import slugify
 from generator.render import Page, _entry, page_dates
 
@@ -81,6 +82,8 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
     if site.search:
         page = {"root": "../", "url": f"{base}search/"}
         files["search/index.html"] = renderer.html.get_template("search.html").render(page=page).encode("utf-8")
+    # the earlier addresses of articles and listings (drafts this build leaves out are not among the pages)
+    files |= aliases.pages(renderer, [p.article for p in pages if p.article.kind != "setup"], listings, base)
     if renderer.catalog.about is not None:
         about = {
             "root": "../",

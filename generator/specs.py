@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.engine.architecture import FAMILIES
 from generator.engine.memory import LORA_TARGETS
-from generator.schema import MAX_TAGS, F, list_of, opt, record
+from generator.schema import MAX_ALIASES, MAX_TAGS, F, list_of, opt, record
 
 SOURCE_FIELDS = {"source": F("text"), "url": opt("url")}
 
@@ -257,5 +257,7 @@ ARTICLE = record(
         "faq": list_of(record({"q": F("text"), "a": F("para")}), required=False),
         "attribution": opt("text"),
         "draft": opt("bool"),  # kept out of the site unless built with --drafts
+        # addresses the page had before: each gets a page that sends the reader on (generator/aliases.py)
+        "aliases": list_of(F("path"), required=False, most=MAX_ALIASES),
     }
 )

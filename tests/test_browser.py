@@ -201,3 +201,20 @@ def test_a_long_listing_shows_ten_setups_per_model_until_asked(browser, site):
         assert problems == []
     finally:
         page.close()
+
+
+def test_an_earlier_address_moves_the_browser_to_the_page(browser, tmp_path):
+    """An alias's page (generator/aliases.py), opened from file:// as a reader of a downloaded site would:
+    the browser lands on the article itself, with nothing fetched from the network."""
+    from conftest import make_content, replace, run_cli
+
+    content = make_content(tmp_path, {f"articles/{A}.md": replace(f"\nslug: {A}\n", f"\nslug: {A}\naliases: [a/b]\n")})
+    out = tmp_path / "site"
+    result = run_cli("build", "--content", str(content), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    page, problems = open_page(browser, type("Built", (), {"out": out}), "a/b/index.html", VIEWPORTS["phone"])
+    try:
+        page.wait_for_url((out / A / "index.html").as_uri(), timeout=10_000)
+        assert page.locator("h1").count() == 1 and problems == []
+    finally:
+        page.close()

@@ -1,0 +1,165 @@
+"""Addresses that stay: a page's earlier addresses (`aliases:`) each get a page that sends readers on.
+
+Every test works inside its own temporary folder, with HOME pointed at a
+temporary folder.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import TEMPLATES, A, B, leftovers, make_content, read_tree, replace, run_cli
+
+from generator import guard
+
+LISTING = "fine-tune-70b-every-setup"
+BASE = "https://costpress.example/"  # content/site.yaml's base_url
+
+
+@pytest.fixture(autouse=True)
+def fake_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)  # messages name content/... as a writer in the site's folder sees it
+
+
+def cli_build(content: Path, out: Path, *extra: str):
+    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
+
+
+def with_aliases(article: str, listing: str | None = None) -> dict:
+    """make_content edits giving article A the aliases `article` (YAML) and, when asked, the 70B family's
+    listing the aliases `listing`."""
+    edits = {f"articles/{A}.md": replace(f"\nslug: {A}\n", f"\nslug: {A}\naliases: {article}\n")}
+    if listing is not None:
+        edits["families/70b-setups.md"] = replace(f"  slug: {LISTING}\n", f"  slug: {LISTING}\n  aliases: {listing}\n")
+    return edits
+
+
+def moved_to(html: str) -> tuple[str, str, str]:
+    """A page's refresh target, canonical address and the link a reader can follow."""
+    refresh = re.search(r'<meta http-equiv="refresh" content="0; url=([^"]+)">', html)
+    canonical = re.search(r'<link rel="canonical" href="([^"]+)">', html)
+    link = re.search(r'<main id="main">\s*<p>[^<]*<a href="([^"]+)">', html)
+    assert refresh and canonical and link, html
+    return refresh.group(1), canonical.group(1), link.group(1)
+
+
+def test_each_earlier_address_sends_readers_to_the_page_and_goes_when_its_alias_does(tmp_path):
+    content = make_content(tmp_path, with_aliases("[spark-qlora-cost, 2025/11/spark]", "[every-70b-setup]"), True)
+    out = tmp_path / "site"
+    result = cli_build(content, out, "--strict")
+    assert result.exit_code == 0, result.output
+    # an alias one level down reaches the page one level up; two levels further down, three levels up
+    cases = {
+        "spark-qlora-cost": ("../", A),
+        "2025/11/spark": ("../../../", A),
+        "every-70b-setup": ("../", LISTING),
+    }
+    for alias, (up, slug) in cases.items():
+        html = (out / alias / "index.html").read_text()
+        target, canonical, link = moved_to(html)
+        assert target == link == f"{up}{slug}/index.html"
+        assert (out / alias / target).resolve() == (out / slug / "index.html").resolve()
+        assert canonical == f"{BASE}{slug}/"
+        assert '<meta name="robots" content="noindex">' in html
+        title = re.search(r"<title>(.*?)</title>", (out / slug / "index.html").read_text()).group(1)
+        assert f"<title>{title}</title>" in html  # the page's own title, site name included
+    # search engines, feeds and the change report know only the page's own address
+    for name in ("sitemap.xml", "atom.xml", "figures.json"):
+        text = (out / name).read_text()
+        assert "spark-qlora-cost" not in text and "2025/11" not in text and "every-70b-setup" not in text, name
+    listed = (out / guard.MARKER).read_text()
+    assert all(f"{alias}/index.html" in listed for alias in cases)
+    assert cli_build(content, out, "--check").exit_code == 0
+
+    # an alias taken out takes its page with it, and the folders left empty
+    article = content / "articles" / f"{A}.md"
+    article.write_text(article.read_text().replace("aliases: [spark-qlora-cost, 2025/11/spark]\n", ""))
+    result = cli_build(content, out)
+    assert result.exit_code == 0, result.output
+    assert not (out / "spark-qlora-cost").exists() and not (out / "2025").exists()
+    assert (out / "every-70b-setup" / "index.html").is_file()
+    fresh = tmp_path / "fresh"
+    assert cli_build(content, fresh).exit_code == 0
+    assert read_tree(out) == read_tree(fresh)
+
+
+def test_a_held_draft_keeps_its_aliases_out_of_the_site(tmp_path):
+    edits = with_aliases("[spark-qlora-cost]")
+    edits[f"articles/{B}.md"] = replace(f"\nslug: {B}\n", f"\nslug: {B}\ndraft: true\naliases: [old-by-setup]\n")
+    content = make_content(tmp_path, edits)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    assert (out / "spark-qlora-cost" / "index.html").is_file()
+    assert not (out / "old-by-setup").exists()
+    preview = tmp_path / "preview"
+    assert cli_build(content, preview, "--drafts").exit_code == 0
+    assert moved_to((preview / "old-by-setup" / "index.html").read_text())[0] == f"../{B}/index.html"
+
+
+@pytest.mark.parametrize(
+    "aliases, why",
+    [
+        (f"[{A}]", f"'{A}' is this page's own address; list only addresses it had before"),
+        (f"[ok, {B}]", f"'{B}' is the address of a page made from content/articles/{B}.md"),
+        (f"[{B}/old]", f"'{B}/old' is inside {B}/, the folder of a page made from content/articles/{B}.md"),
+        ("[assets]", "'assets' names assets/, the folder of the site's stylesheet and scripts"),
+        ("[tags/old]", "'tags/old' is inside tags/, the folder of the site's tag pages"),
+        ("[old, old]", "'old' is already an alias at content/articles/" + A + ".md:4; list it once"),
+        ("[Old-Name]", "aliases[0]: expected an address in the site"),
+        ("[old/../name]", "aliases[0]: expected an address in the site"),
+        ("[old/]", "aliases[0]: expected an address in the site"),
+        ("old-name", "aliases: expected a list, got 'old-name'"),
+    ],
+)
+def test_an_alias_the_site_cannot_hold_is_one_line_and_the_site_stays(tmp_path, aliases, why):
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    before = read_tree(out)
+    article = content / "articles" / f"{A}.md"
+    article.write_text(replace(f"\nslug: {A}\n", f"\nslug: {A}\naliases: {aliases}\n")(article.read_text()))
+    result = cli_build(content, out)
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.output
+    assert errors[0].startswith(f"error: content/articles/{A}.md:4: "), errors[0]
+    assert why in errors[0], errors[0]
+    assert read_tree(out) == before
+    assert not [name for name in leftovers(tmp_path) if name.endswith((".tmp", ".staging"))]
+
+
+def test_a_listing_alias_that_is_a_page_of_its_family_names_the_family_file_and_line(tmp_path):
+    page = "llama-3-3-70b-qlora-on-nodus-h100x1"
+    content = make_content(tmp_path, with_aliases("[ok]", f"[{page}]"), True)
+    result = cli_build(content, tmp_path / "site")
+    assert result.exit_code == 1, result.output
+    assert (
+        f"error: content/families/70b-setups.md:6: aliases: '{page}' is the address of a page made from "
+        "content/families/70b-setups.md" in result.output
+    )
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_file_of_your_own_may_not_go_where_an_alias_is(tmp_path):
+    edits = with_aliases("[old-name]") | {"static/old-name/photo.jpg": "mine"}
+    result = cli_build(make_content(tmp_path, edits), tmp_path / "site")
+    assert result.exit_code == 1, result.output
+    assert "static/old-name/photo.jpg: old-name/ is a folder the build writes files into" in result.output
+
+
+def test_a_site_s_own_redirect_template_replaces_the_theme_s(tmp_path):
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "redirect.html").write_text('<a href="{{ page.target }}">{{ page.title }}</a>\n')
+    content = make_content(tmp_path, with_aliases("[old-name]"))
+    out = tmp_path / "site"
+    result = run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(templates))
+    assert result.exit_code == 0, result.output
+    title = re.search(r"^title: (.*)$", (content / "articles" / f"{A}.md").read_text(), re.M).group(1)
+    assert (out / "old-name" / "index.html").read_text() == f'<a href="../{A}/index.html">{title}</a>\n'
