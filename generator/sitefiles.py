@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup
 
-from generator import aliases
+from generator import aliases, retired
 from generator.escape import slugify
 from generator.render import Page, _entry, page_dates
 
@@ -83,7 +83,14 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
         page = {"root": "../", "url": f"{base}search/"}
         files["search/index.html"] = renderer.html.get_template("search.html").render(page=page).encode("utf-8")
     # the earlier addresses of articles and listings (drafts this build leaves out are not among the pages)
-    files |= aliases.pages(renderer, [p.article for p in pages if p.article.kind != "setup"], listings, base)
+    written = [p.article for p in pages if p.article.kind != "setup"]
+    files |= aliases.pages(renderer, written, listings, base)
+    if retired.may_have(renderer.catalog, listings):  # a provider of a family with an earlier snapshot
+        from generator.build import reserved_folders
+
+        taken = {p.article.slug for p in pages} | {x.slug for x in listings} | set(reserved_folders(renderer.catalog))
+        taken |= {alias for owner in [*written, *listings] for alias in owner.aliases}
+        files |= retired.render(renderer, retired.pages(renderer.catalog, listings, taken), base)
     if renderer.catalog.about is not None:
         about = {
             "root": "../",

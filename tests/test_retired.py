@@ -1,0 +1,99 @@
+"""A price refresh that drops an offer keeps the addresses of its family pages, as pages that say so.
+
+Every test works inside its own temporary folder, with HOME pointed at a
+temporary folder.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import TEMPLATES, A, make_content, read_tree, replace, run_cli
+
+LISTING = "fine-tune-70b-every-setup"
+OLD, NEW = "2026-11-30", "2026-12-04"  # AWS's snapshot in content/, and the refresh the tests add
+GONE = "gpu: h100, count: 8,"  # the offer the refresh drops
+
+
+@pytest.fixture(autouse=True)
+def fake_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+
+
+def cli_build(content: Path, out: Path, *extra: str):
+    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
+
+
+def refresh_without_h100x8(content: Path) -> None:
+    """A new AWS snapshot: the old one's offers less 8 × H100, four days later."""
+    old = (content / "prices" / "aws" / f"{OLD}.yaml").read_text()
+    lines = [line for line in old.splitlines(keepends=True) if GONE not in line]
+    assert len(lines) == len(old.splitlines()) - 1
+    (content / "prices" / "aws" / f"{NEW}.yaml").write_text(
+        "".join(lines).replace(f"checked: {OLD}", f"checked: {NEW}")
+    )
+
+
+def test_the_pages_of_an_offer_a_provider_drops_stay_at_their_addresses_and_say_so(tmp_path):
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    before = {p.name for p in out.iterdir() if p.name.endswith("-on-aws-h100x8")}
+    assert len(before) >= 2  # the family's methods that fit on 8 × H100
+    titles = {name: re.search(r"<h1>(.*?)</h1>", (out / name / "index.html").read_text()).group(1) for name in before}
+
+    refresh_without_h100x8(content)
+    result = cli_build(content, out, "--strict")
+    assert result.exit_code == 0, result.output
+    after = {p.name for p in out.iterdir() if p.name.endswith("-on-aws-h100x8")}
+    assert after == before
+    for name in before:
+        assert sorted(p.name for p in (out / name).iterdir()) == ["index.html"]  # tables, charts, Markdown gone
+        html = (out / name / "index.html").read_text()
+        assert f"<h1>{titles[name]}</h1>" in html
+        text = re.sub(r"<[^>]+>", "", html.split('<main id="main">')[1])
+        assert f"AWS no longer lists 8\xa0×\xa0H100\xa0SXM: it is not among the prices imported on {NEW}" in text
+        assert f"the last prices that held it were imported on {OLD}" in text
+        assert '<meta name="robots" content="noindex">' in html
+        link = re.search(r'<a href="([^"]+)">Fine-tuning Llama', html).group(1)
+        assert (out / name / link).resolve() == (out / LISTING / "index.html").resolve()
+    for file in ("sitemap.xml", "atom.xml", "figures.json"):
+        assert "-on-aws-h100x8" not in (out / file).read_text(), file
+    # the folder as a build into a new one makes it, and --check agrees
+    fresh = tmp_path / "fresh"
+    assert cli_build(content, fresh).exit_code == 0
+    assert read_tree(out) == read_tree(fresh)
+    assert cli_build(content, out, "--check").exit_code == 0
+
+    # the offer back: its pages are priced again
+    (content / "prices" / "aws" / f"{NEW}.yaml").unlink()
+    assert cli_build(content, out).exit_code == 0
+    assert all("no longer lists" not in (out / name / "index.html").read_text() for name in before)
+    assert all((out / name / "index.md").is_file() for name in before)
+
+
+def test_an_offer_gone_before_the_family_was_published_leaves_no_page(tmp_path):
+    """The family's date is after the last price list that held the offer: none of its pages was published."""
+    content = make_content(tmp_path, {"families/70b-setups.md": replace("date: 2026-11-29", "date: 2026-12-02")}, True)
+    refresh_without_h100x8(content)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0, "the build"
+    assert not [p.name for p in out.iterdir() if p.name.endswith("-on-aws-h100x8")]
+
+
+def test_an_alias_at_the_address_of_a_dropped_offer_s_page_is_kept(tmp_path):
+    """A writer who points the old address somewhere on purpose gets what they asked for."""
+    page = "llama-3-3-70b-qlora-on-aws-h100x8"
+    article = {f"articles/{A}.md": replace(f"\nslug: {A}\n", f"\nslug: {A}\naliases: [{page}]\n")}
+    content = make_content(tmp_path, article, True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 1  # while the offer is listed the page is there: refused
+    refresh_without_h100x8(content)
+    result = cli_build(content, out)
+    assert result.exit_code == 0, result.output
+    html = (out / page / "index.html").read_text()
+    assert f'url=../{A}/index.html"' in html and "no longer lists" not in html
