@@ -31,11 +31,16 @@ disk more than the build; the first line names the folder's file system, and
 a probe before and after the builds prints how long one small file takes to
 create there (creation_probe says what a settled disk gives). Each
 timed command starts after an untimed sync of every file system, so it
-pays for writing back its own files and no other's.
+pays for writing back its own files and no other's. The code is part of
+every page's fingerprint, so an edit to costpress made while the benchmark
+runs makes every later build render every page again: the benchmark prints
+a warning after the phase in which it notices one (run it from a work tree
+nobody edits).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import runpy
@@ -348,6 +353,26 @@ def probe_line(folder: Path, when: str) -> str:
     )
 
 
+def code_state() -> str:
+    """A digest of costpress's code and theme as the builds run them (ROOT/generator, bytecode aside)."""
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "generator").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(f"{path.relative_to(ROOT)}\0".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def warn_if_changed(started: str, after: str) -> None:
+    """Say so when the code changed since the run started: every build after that renders every page anew
+    (the code is part of each page's fingerprint), and its figures compare with nothing."""
+    if code_state() != started:
+        print(
+            f"  WARNING: costpress's code or theme changed during the run (noticed after {after}); "
+            "figures from then on are not comparable: run it again, from a work tree nobody edits"
+        )
+
+
 def main(sizes: list[int], where: str | None) -> None:
     cores, version = os.cpu_count(), sys.version.split()[0]
     folder = where or tempfile.gettempdir()
@@ -361,12 +386,14 @@ def main(sizes: list[int], where: str | None) -> None:
     # An editable install leaves costpress's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE
     # set every build would compile them again (~50 ms); an installed package has them compiled.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "generator")], check=True)
+    started = code_state()
     contents: dict[int, Path] = {}  # each size's content, for a ratio between sizes
     if where is not None:
         os.makedirs(where, exist_ok=True)  # a folder of its own, made if missing (removed again: only its files)
     with tempfile.TemporaryDirectory(dir=where, prefix="costpress-bench-") as tmp:
         print(probe_line(Path(tmp) / "probe-first", "before the builds"), flush=True)
         default_site(Path(tmp) / "default")
+        warn_if_changed(started, "the default site")
         for size in sizes:
             work = Path(tmp) / str(size)
             content, out = work / "content", work / "site"
@@ -391,6 +418,7 @@ def main(sizes: list[int], where: str | None) -> None:
             print(f"  most entries in one folder: {entries:,} ({folder})")
             if size > HUGO_MAX_PAGES:
                 print(f"  Hugo: not run above {HUGO_MAX_PAGES:,} pages (its memory grows with the site)")
+            warn_if_changed(started, f"{size:,} pages")
         print(f"\n1,000,000-scenario grid: {grid_time():.3f} s")
         print(probe_line(Path(tmp) / "probe-last", "after the builds"))
         print("deleting the benchmark folders")
