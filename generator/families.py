@@ -168,7 +168,7 @@ SLUG_GAPS = re.compile(r"[^a-z0-9]+")
 MAX_COMBINATIONS = 500_000
 
 
-def _slug(text: str) -> str:
+def slug_text(text: str) -> str:
     # one dash per run of other characters, dashes included: no double dash can remain
     return SLUG_GAPS.sub("-", text.lower()).strip("-")
 
@@ -214,7 +214,7 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
             )  # fmt: skip
             row.update(costs)
             if row["fits"]:  # a page: its texts filled from the dict (on a Row, format_map is 5x slower)
-                row["slug"] = _slug(fill(pattern, row))
+                row["slug"] = slug_text(fill(pattern, row))
                 row["title"], row["description"] = fill(title, row), fill(description, row)
             else:
                 row["slug"] = None

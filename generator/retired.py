@@ -46,7 +46,7 @@ def may_have(cat, listings: Iterable) -> bool:
 def pages(cat, listings: Iterable, taken: set[str]) -> list[dict]:
     """What each page whose offer is gone shows, by family and in the grid's order; `taken`: the addresses
     pages and aliases already have (none of them is made twice)."""
-    from generator.families import _slug, fill  # (families imports much of the build)
+    from generator.families import fill, slug_text  # (families imports much of the build)
 
     out = []
     for listing in listings:
@@ -66,7 +66,7 @@ def pages(cat, listings: Iterable, taken: set[str]) -> list[dict]:
                         row = setup_row(cat, model, method, offer, attention, memo)
                         if not row["fits"]:
                             continue
-                        slug = _slug(fill(pattern["slug"], row))
+                        slug = slug_text(fill(pattern["slug"], row))
                         if slug in taken:
                             continue
                         taken.add(slug)
