@@ -354,7 +354,7 @@ EXPECT = {
     "para": "non-empty text without control characters",
     "id": "an id of lower-case letters, digits, '.' and '-'",
     "slug": "a slug of lower-case letters, digits and single '-'",
-    "path": f"an address in the site: up to {PATH_DEPTH} slugs joined by '/', such as old-name or 2025/old-name",
+    "path": f"an address in the site: up to {PATH_DEPTH} slugs joined by '/', such as old-name or /2025/old-name/",
     "positive": "a positive number",
     "nonnegative": "a number of zero or more",
     "share": "a share above 0 and at most 1",
@@ -464,9 +464,10 @@ def _check_scalar(kind: str, v: Any, spec: F) -> tuple[bool, Any]:
         return (isinstance(v, str) and bool(v.strip()) and not _has_control(v)), v
     if kind in ("id", "slug"):
         return is_name(v, kind), v
-    if kind == "path":
-        parts = v.split("/") if isinstance(v, str) else ()
-        return 0 < len(parts) <= PATH_DEPTH and all(is_name(part, "slug") for part in parts), v
+    if kind == "path":  # written as an address too: /old-name/ is old-name
+        path = v.removeprefix("/").removesuffix("/") if isinstance(v, str) else ""
+        parts = path.split("/")
+        return len(parts) <= PATH_DEPTH and all(is_name(part, "slug") for part in parts), path
     if kind in ("positive", "nonnegative", "share"):
         if not _is_number(v) or abs(v) > (spec.most or NUMBER_CEILING) or not math.isfinite(v):
             return False, v

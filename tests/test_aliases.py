@@ -49,7 +49,8 @@ def moved_to(html: str) -> tuple[str, str, str]:
 
 
 def test_each_earlier_address_sends_readers_to_the_page_and_goes_when_its_alias_does(tmp_path):
-    content = make_content(tmp_path, with_aliases("[spark-qlora-cost, 2025/11/spark]", "[every-70b-setup]"), True)
+    # written as the path alone or as an address, with its slashes
+    content = make_content(tmp_path, with_aliases("[spark-qlora-cost, /2025/11/spark/]", "[every-70b-setup/]"), True)
     out = tmp_path / "site"
     result = cli_build(content, out, "--strict")
     assert result.exit_code == 0, result.output
@@ -78,7 +79,7 @@ def test_each_earlier_address_sends_readers_to_the_page_and_goes_when_its_alias_
 
     # an alias taken out takes its page with it, and the folders left empty
     article = content / "articles" / f"{A}.md"
-    article.write_text(article.read_text().replace("aliases: [spark-qlora-cost, 2025/11/spark]\n", ""))
+    article.write_text(article.read_text().replace("aliases: [spark-qlora-cost, /2025/11/spark/]\n", ""))
     result = cli_build(content, out)
     assert result.exit_code == 0, result.output
     assert not (out / "spark-qlora-cost").exists() and not (out / "2025").exists()
@@ -112,7 +113,8 @@ def test_a_held_draft_keeps_its_aliases_out_of_the_site(tmp_path):
         ("[old, old]", "'old' is already an alias at content/articles/" + A + ".md:4; list it once"),
         ("[Old-Name]", "aliases[0]: expected an address in the site"),
         ("[old/../name]", "aliases[0]: expected an address in the site"),
-        ("[old/]", "aliases[0]: expected an address in the site"),
+        ("[old//name]", "aliases[0]: expected an address in the site"),
+        ("['/']", "aliases[0]: expected an address in the site"),
         ("old-name", "aliases: expected a list, got 'old-name'"),
     ],
 )
