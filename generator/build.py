@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from generator import aliases, figures_parts, guard, pagecache, search, state, static, tasks, theme
+from generator import aliases, figures_parts, guard, links, pagecache, search, state, static, tasks, theme
 from generator.errors import ContentError
 from generator.escape import slug_of
 from generator.families import Listing, family_listing, family_pages, fitting_rows, load_families
@@ -513,7 +513,7 @@ def _site_files(
         stray, linted = pool.results(queued.checks_job[0])[0][0]
     else:
         stray, linted = tasks.JOB["content_checks"]()
-    found = content_warnings(catalog, pages, stray) + linted
+    found = content_warnings(catalog, pages, stray, listings) + linted
     for name, data in (pool.results(queued.site_job[0])[0][0] if pool else tasks.site_files(queued.site)).items():
         files.add(name, data)
     if catalog.static:  # after everything the build makes, which they must not meet
@@ -661,13 +661,17 @@ def stray_files(catalog: Catalog) -> list[str]:
     return out
 
 
-def content_warnings(catalog: Catalog, pages: list[tasks.PageInfo], stray: list[str] | None = None) -> list[str]:
+def content_warnings(
+    catalog: Catalog, pages: list[tasks.PageInfo], stray: list[str] | None = None, listings=()
+) -> list[str]:
     """Things that are not wrong but deserve a look; --strict makes them errors.
 
     `stray` is stray_files(catalog) when the caller already has it (a large
     build walks content/ while its workers render).
     """
     out = stray_files(catalog) if stray is None else list(stray)
+    reached = links.addresses(pages, listings, reserved_folders(catalog), catalog.static)
+    out += links.problems(links.sources(catalog, listings), reached)
     root = catalog.root
     used = {p for page in pages for p in page.providers}
     # a draft kept out of this build may be the article that will use a new provider
