@@ -157,6 +157,20 @@ def run_cli(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+def cli_build(content: Path, out: Path, *extra: str):
+    """`costpress build` of `content` into `out`, the packaged theme as the site's templates."""
+    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
+
+
+@pytest.fixture
+def home_in_tmp(tmp_path, monkeypatch) -> Path:
+    """HOME in the test's own temporary folder (the user cache a build keeps goes there)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
 def make_content(
     tmp: Path, edits: dict[str, str | Callable[[str], str] | None] | None = None, families: bool | str = False
 ) -> Path:

@@ -7,10 +7,9 @@ temporary folder.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from conftest import TEMPLATES, A, B, leftovers, make_content, read_tree, replace, run_cli
+from conftest import A, B, cli_build, leftovers, make_content, read_tree, replace, run_cli
 
 from generator import guard
 
@@ -19,15 +18,8 @@ BASE = "https://costpress.example/"  # content/site.yaml's base_url
 
 
 @pytest.fixture(autouse=True)
-def fake_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
+def in_tmp(home_in_tmp, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # messages name content/... as a writer in the site's folder sees it
-
-
-def cli_build(content: Path, out: Path, *extra: str):
-    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
 
 
 def with_aliases(article: str, listing: str | None = None) -> dict:

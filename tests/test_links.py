@@ -7,10 +7,8 @@ temporary folder.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from conftest import TEMPLATES, A, B, make_content, read_tree, replace, run_cli
+from conftest import A, B, cli_build, make_content, read_tree, replace
 
 from generator.links import OWN, leads_nowhere, targets
 
@@ -18,15 +16,8 @@ ADDRESSES = {A, B, "tags", "assets", "index.html", "atom.xml", "old-name", "imag
 
 
 @pytest.fixture(autouse=True)
-def fake_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
+def in_tmp(home_in_tmp, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # messages name content/... as a writer in the site's folder sees it
-
-
-def cli_build(content: Path, out: Path, *extra: str):
-    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
 
 
 @pytest.mark.parametrize(

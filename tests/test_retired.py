@@ -10,22 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import TEMPLATES, A, make_content, read_tree, replace, run_cli
+from conftest import A, cli_build, make_content, read_tree, replace
 
 LISTING = "fine-tune-70b-every-setup"
 OLD, NEW = "2026-11-30", "2026-12-04"  # AWS's snapshot in content/, and the refresh the tests add
 GONE = "gpu: h100, count: 8,"  # the offer the refresh drops
-
-
-@pytest.fixture(autouse=True)
-def fake_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-
-
-def cli_build(content: Path, out: Path, *extra: str):
-    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
+pytestmark = pytest.mark.usefixtures("home_in_tmp")
 
 
 def refresh_without_h100x8(content: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import TEMPLATES, leftovers, make_content, read_tree, run_cli
+from conftest import cli_build, leftovers, make_content, read_tree
 
 from generator import guard
 
@@ -21,15 +21,7 @@ OWN = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fake_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-
-
-def cli_build(content: Path, out: Path, *extra: str):
-    return run_cli("build", "--content", str(content), "--out", str(out), "--templates", str(TEMPLATES), *extra)
+pytestmark = pytest.mark.usefixtures("home_in_tmp")
 
 
 def with_own_files(tmp_path: Path) -> Path:
