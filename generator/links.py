@@ -52,7 +52,7 @@ def leads_nowhere(target: str, own: str, addresses: set[str]) -> bool:
         return resolved == ".."
     first, _, rest = resolved.partition("/")
     if first == own:  # a file of the page's own (a table's CSV): a page's folder holds no folders
-        return path.endswith("/") or "/" in rest or "." not in rest
+        return bool(rest) and (path.endswith("/") or "/" in rest or "." not in rest)
     return first == ".." or first not in addresses
 
 

@@ -33,6 +33,8 @@ def in_tmp(home_in_tmp, tmp_path, monkeypatch):
         ("../old-name/", A, False),  # an alias
         ("../images/logo.png", A, False),  # a file of your own
         ("estimates.csv", A, False),  # the page's own table
+        ("./", A, False),  # the page itself
+        (f"../{A}/", A, False),
         (f"../{A}/figures.json", A, False),
         ("#faq", A, False),
         ("https://example.org/x", A, False),
