@@ -20,13 +20,14 @@ from collections.abc import Iterable, Iterator
 TEMPLATE = "redirect.html"
 
 
-def problems(articles: Iterable, slugs: dict[str, str], listings: Iterable, reserved: dict[str, str]) -> list[str]:
+def problems(articles: Iterable, listings: Iterable, owners: dict[str, tuple], reserved: dict[str, str]) -> list[str]:
     """A problem, with its file and line, for each alias that cannot be published.
 
     `articles`: the written articles (drafts this build leaves out are not
-    among them); `slugs`: every page's slug to its file (families'
-    pages, listings and articles); `reserved`: the folders the build writes
-    for itself, with what each holds.
+    among them); `owners`: every page's slug (articles, families' pages
+    and listings) to a tuple whose first item is its file, as
+    build.slug_clashes collects them; `reserved`: the folders the build
+    writes for itself, with what each holds.
     """
     out: list[str] = []
     claimed: dict[str, str] = {}  # an alias -> where it was first claimed
@@ -40,13 +41,13 @@ def problems(articles: Iterable, slugs: dict[str, str], listings: Iterable, rese
             elif first in reserved:
                 where = "names" if alias == first else "is inside"
                 why = f"{where} {first}/, the folder of the site's {reserved[first]}; choose another"
-            elif alias in slugs:
+            elif alias in owners:
                 why = (
-                    f"is the address of a page made from {slugs[alias]}; "
+                    f"is the address of a page made from {owners[alias][0]}; "
                     "an address cannot both show a page and send readers on"
                 )
-            elif first in slugs:
-                why = f"is inside {first}/, the folder of a page made from {slugs[first]}; choose another"
+            elif first in owners:
+                why = f"is inside {first}/, the folder of a page made from {owners[first][0]}; choose another"
             elif alias in claimed:
                 why = f"is already an alias at {claimed[alias]}; list it once"
             else:

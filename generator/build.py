@@ -28,6 +28,7 @@ from generator.publish import Publisher
 from generator.records import Article, Catalog
 from generator.render import Renderer
 from generator.rowcache import RowCache
+from generator.sitefiles import reserved_folders
 from generator.workers import Workers
 from generator.write import Files
 
@@ -118,10 +119,6 @@ def _articles(
         listed(catalog, listings)
     family_articles = [art for listing in listings for art in family_pages(listing)]
     clashes = slug_clashes(catalog, family_articles, listings)
-    if any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings):
-        owners = {a.slug: a.file for a in family_articles} | {x.slug: x.family.file for x in listings}
-        owners |= {a.slug: a.file for a in catalog.articles}
-        clashes += aliases.problems(catalog.articles, owners, listings, reserved_folders(catalog))
     if clashes:  # pages would write over each other's files: none is worth rendering
         raise ContentError(problems + clashes)
     problems += tag_problems(catalog.articles, listings)
@@ -133,7 +130,8 @@ def _articles(
 
 def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> list[str]:
     """A problem for each slug that names a folder the build writes for itself, or that a page shares with
-    another page; two pages of one family with one slug are told to their family's page.slug."""
+    another page (two pages of one family with one slug are told to their family's page.slug); then for each
+    alias that cannot be published (aliases.problems)."""
     reserved, owners = reserved_folders(catalog), {}
     pattern_at = {}  # a family's file -> where its page.slug is
     for x in listings:
@@ -154,18 +152,9 @@ def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> 
             else:
                 clashes.append(f"{owner}: slug {slug!r} is already used by {first}")
         owners[slug] = (owner, family_page)
+    if any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings):
+        clashes += aliases.problems(catalog.articles, listings, owners, reserved)
     return list(dict.fromkeys(clashes))
-
-
-def reserved_folders(catalog: Catalog) -> dict[str, str]:
-    """The output folders a build writes besides the pages' own, by name: no page's slug may be one of them
-    (its files would mix with theirs, or the same path be written twice)."""
-    folders = {"assets": "stylesheet and scripts", "figures": "figures data", "tags": "tag pages"}
-    if catalog.site.search:
-        folders |= {"search": "search page", search.FOLDER: "search index"}
-    if catalog.about is not None:
-        folders["about"] = "about page"
-    return folders
 
 
 def tag_problems(articles, listings) -> list[str]:

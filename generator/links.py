@@ -20,14 +20,12 @@ import re
 from collections.abc import Iterable
 
 from generator.load import display_path
+from generator.sitefiles import TOP_FILES
 
 INLINE_RE = re.compile(r"\]\(\s*<?([^()\s<>]+)")  # a link's or an image's target: ](target
 REFERENCE_RE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?([^\s<>]+)", re.M)  # [label]: target
 EXTERNAL_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")  # http:, https:, mailto:, ...
 OWN = "\0page"  # the folder of the page that holds the link, whatever its slug (a family's pages)
-
-# What the build writes at the top of the site besides pages and folders (sitemaps/ when it is large)
-SITE_FILES = {"index.html", "404.html", "atom.xml", "sitemap.xml", "sitemaps", "robots.txt", "figures.json"}
 
 
 # Code shows Markdown as text: fenced blocks and code spans are not links
@@ -59,7 +57,7 @@ def leads_nowhere(target: str, own: str, addresses: set[str]) -> bool:
 def addresses(pages: Iterable, listings: Iterable, reserved: Iterable[str], static: Iterable[str]) -> set[str]:
     """The names at the top of the site a link may lead into: pages, listings, aliases' first folders, the
     build's own folders and files, and the first part of each file of your own."""
-    found = {p.article.slug for p in pages} | SITE_FILES | set(reserved)
+    found = {p.article.slug for p in pages} | TOP_FILES | set(reserved)
     for owner in (*(p.article for p in pages if p.article.aliases), *listings):
         found.add(owner.slug)
         found.update(alias.split("/", 1)[0] for alias in owner.aliases)
@@ -86,7 +84,7 @@ def _hint(target: str, own: str, addresses: set[str]) -> str:
     folder = posixpath.normpath(f"{own}/{target.split('#', 1)[0]}").split("/")
     name = folder[1] if folder[0] == own and len(folder) > 1 else folder[0]
     close = difflib.get_close_matches(name, addresses, n=1, cutoff=0.85)
-    return f" (did you mean ../{close[0]}/?)" if close and close[0] not in SITE_FILES else ""
+    return f" (did you mean ../{close[0]}/?)" if close and close[0] not in TOP_FILES else ""
 
 
 def sources(catalog, listings: Iterable) -> Iterable[tuple[str, int, str, str]]:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup
 
-from generator import aliases, retired
+from generator import aliases, retired, search
 from generator.escape import slugify
 from generator.render import Page, _entry, page_dates
 
@@ -86,8 +86,6 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
     written = [p.article for p in pages if p.article.kind != "setup"]
     files |= aliases.pages(renderer, written, listings, base)
     if retired.may_have(renderer.catalog, listings):  # a provider of a family with an earlier snapshot
-        from generator.build import reserved_folders
-
         taken = {p.article.slug for p in pages} | {x.slug for x in listings} | set(reserved_folders(renderer.catalog))
         taken |= {alias for owner in [*written, *listings] for alias in owner.aliases}
         files |= retired.render(renderer, retired.pages(renderer.catalog, listings, taken), base)
@@ -117,6 +115,21 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
             .encode("utf-8"),
         }
     )
+
+
+# What a build writes at the top of the site besides pages and folders (sitemaps/ when it is large)
+TOP_FILES = frozenset({"index.html", "404.html", "atom.xml", "sitemap.xml", "sitemaps", "robots.txt", "figures.json"})
+
+
+def reserved_folders(catalog) -> dict[str, str]:
+    """The output folders a build writes besides the pages' own, by name: no page's slug may be one of them
+    (its files would mix with theirs, or the same path be written twice)."""
+    folders = {"assets": "stylesheet and scripts", "figures": "figures data", "tags": "tag pages"}
+    if catalog.site.search:
+        folders |= {"search": "search page", search.FOLDER: "search index"}
+    if catalog.about is not None:
+        folders["about"] = "about page"
+    return folders
 
 
 class Address(NamedTuple):
