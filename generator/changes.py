@@ -44,6 +44,10 @@ class ArticleChanges:
     removed: list[Change] = field(default_factory=list)
     prices_checked: tuple[list[str], list[str]] | None = None
     claims: list[Claim] = field(default_factory=list)
+    # "gone": the page has no entry in the new figures.json (a provider dropped its offer, the article was
+    # removed or renamed); "new": none in the old one; "" on both sides
+    status: str = ""
+    answers: bool = False  # a gone page's address still has a page (a notice that the offer is gone, an alias)
 
     @property
     def empty(self) -> bool:
@@ -145,12 +149,18 @@ def at_ref(ref: str, path: Path) -> bytes | None:
     return done.stdout
 
 
-def compare(old: dict, new: dict) -> list[ArticleChanges]:
-    """Per-article lists of changed, added and removed figures, sorted by slug and id."""
+def compare(old: dict, new: dict, answers=lambda slug: False) -> list[ArticleChanges]:
+    """Per-article lists of changed, added and removed figures, sorted by slug and id.
+
+    answers(slug): whether the new site still has a page at the address of a page the new figures lack."""
     out = []
     for slug in sorted(set(old) | set(new)):
         o, n = old.get(slug, {}), new.get(slug, {})
         art = ArticleChanges(slug, n.get("title") or o.get("title") or slug)
+        if slug not in new:
+            art.status, art.answers = "gone", bool(answers(slug))
+        elif slug not in old:
+            art.status = "new"
         of = {f["id"]: f for f in o.get("figures", [])}
         nf = {f["id"]: f for f in n.get("figures", [])}
         for fid in sorted(set(of) | set(nf)):
@@ -210,15 +220,40 @@ def summary(changes: list[ArticleChanges]) -> str:
             if c.old and c.new and any(word in c.id for word in LEADING) and last in ("label", "cheapest_per_token"):
                 moves.setdefault((c.old, c.new), set()).add(art.slug)
     line = f"{len(changes)} pages, {figures} figures, {claims} claims changed"
+    gone = [a for a in changes if a.status == "gone"]
+    if gone:
+        kept = sum(a.answers for a in gone)
+        keep = "keeps its" if kept == 1 else "keep their"
+        line += f"; {_count(len(gone), 'page')} no longer priced ({kept} {keep} address)"
+    added = sum(a.status == "new" for a in changes)
+    if added:
+        line += f"; {_count(added, 'page')} newly priced"
     if moves:
         (old, new), pages = max(moves.items(), key=lambda kv: (len(kv[1]), kv[0]))
         line += f"; cheapest on {len(pages)} page{'s' if len(pages) != 1 else ''}: {old} → {new}"
     return line + "."
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _whole(art: ArticleChanges) -> str:
+    """What happened to a page that is only on one side, in a few words."""
+    if art.status == "new":
+        return f"newly priced, {_count(len(art.added), 'figure')}, {_count(len(art.claims), 'claim')}"
+    where = "its address now shows a notice or a redirect" if art.answers else "its address is gone"
+    removed = f"{_count(len(art.removed), 'figure')} and {_count(len(art.claims), 'claim')} removed"
+    return f"no longer priced, {removed}; {where}"
+
+
 def render_text(changes: list[ArticleChanges]) -> str:
+    """The summary, then each page with its changed figures and claims; a page only on one side is one line."""
     lines = [summary(changes)]
     for art in changes:
+        if art.status:
+            lines.append(f"{art.slug}: {_whole(art)}")
+            continue
         lines.append(
             f"{art.slug}: {len(art.changed)} changed, {len(art.added)} added, {len(art.removed)} removed, "
             f"{len(art.claims)} claims"
@@ -243,31 +278,69 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_markdown(changes: list[ArticleChanges]) -> str:
-    out = [summary(changes), ""]
-    for art in changes:
-        out += [f"### {_cell(art.title)} (`{art.slug}`)", ""]
-        if art.prices_checked:
-            out += [
-                f"Prices checked: {', '.join(art.prices_checked[0]) or 'none'} → "
-                f"{', '.join(art.prices_checked[1]) or 'none'}",
-                "",
-            ]
-        if art.figures:
-            out += ["| figure | old | new | change |", "|---|---:|---:|---:|"]
-            for c in art.changed:
-                share = "" if c.share is None else f"{c.share * 100:+.1f}%"
-                out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | {_cell(show(c.new, c.unit))} | {share} |")
-            for c in art.added:
-                out.append(f"| `{c.id}` | (new) | {_cell(show(c.new, c.unit))} | added |")
-            for c in art.removed:
-                out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | (gone) | removed |")
-            out.append("")
-        if art.claims:
-            out += ["| claim | was | now |", "|---|---|---|"]
-            for c in art.claims:
-                out.append(f"| `{c.id}` | {_cell(c.old or '(none)')} | {_cell(c.new or '(gone)')} |")
-            out.append("")
+def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> str:
+    """The summary, lists of the pages that left or arrived (a reviewer reads that a page left, not each of
+    its figures), then a section for each page priced on both sides.
+
+    limit: at most this many characters (a pull request's body holds 65,536): a page that no longer fits is
+    left off whole (a later, shorter one may still fit), and a last line says how many were."""
+    blocks = []  # (list it belongs to or None, text): one a page; a list's last item and a section end in a blank line
+    for status, heading in (("gone", "No longer priced"), ("new", "Newly priced")):
+        these = [a for a in changes if a.status == status]
+        for i, a in enumerate(these):
+            item = f"- {_cell(a.title)} (`{a.slug}`): {_whole(a)}\n" + ("\n" if i == len(these) - 1 else "")
+            blocks.append((status, (f"### {heading} ({len(these)})\n\n" if i == 0 else "") + item))
+    blocks += [(None, _section(art)) for art in changes if not art.status]
+    head = summary(changes) + "\n\n"
+    if limit is None or len(head) + sum(len(text) for _, text in blocks) <= limit:
+        return head + "".join(text for _, text in blocks)
+    shown, room, closed = [], limit - len(head) - len(_cut_note(len(blocks), limit)), set()
+    for group, text in blocks:
+        if group in closed or len(text) + (group is not None) > room:  # (+1: the blank line a cut list ends with)
+            closed.add(group)  # a list stops at its first item left off (None: sections go on with shorter ones)
+            closed.discard(None)
+            continue
+        if shown and shown[-1][0] in closed and group != shown[-1][0]:
+            shown[-1] = (shown[-1][0], shown[-1][1] + "\n")  # the list was cut before its last item
+            room -= 1
+        shown.append((group, text))
+        room -= len(text)
+    if shown and shown[-1][0] in closed:
+        shown[-1] = (shown[-1][0], shown[-1][1] + "\n")
+    return head + "".join(text for _, text in shown) + _cut_note(len(blocks) - len(shown), limit)
+
+
+def _cut_note(left: int, limit: int) -> str:
+    return (
+        f"_{_count(left, 'more page')} left off: this report stops at {limit} characters "
+        "(`--max-chars`); `costpress changes` without it prints every page._\n"
+    )
+
+
+def _section(art: ArticleChanges) -> str:
+    """A page priced before and after: its price dates, figures and claims, as Markdown tables."""
+    out = [f"### {_cell(art.title)} (`{art.slug}`)", ""]
+    if art.prices_checked:
+        out += [
+            f"Prices checked: {', '.join(art.prices_checked[0]) or 'none'} → "
+            f"{', '.join(art.prices_checked[1]) or 'none'}",
+            "",
+        ]
+    if art.figures:
+        out += ["| figure | old | new | change |", "|---|---:|---:|---:|"]
+        for c in art.changed:
+            share = "" if c.share is None else f"{c.share * 100:+.1f}%"
+            out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | {_cell(show(c.new, c.unit))} | {share} |")
+        for c in art.added:
+            out.append(f"| `{c.id}` | (new) | {_cell(show(c.new, c.unit))} | added |")
+        for c in art.removed:
+            out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | (gone) | removed |")
+        out.append("")
+    if art.claims:
+        out += ["| claim | was | now |", "|---|---|---|"]
+        for c in art.claims:
+            out.append(f"| `{c.id}` | {_cell(c.old or '(none)')} | {_cell(c.new or '(gone)')} |")
+        out.append("")
     return "\n".join(out) + "\n"
 
 
@@ -285,6 +358,8 @@ def render_json(changes: list[ArticleChanges]) -> str:
     doc = {
         "summary": summary(changes),
         "pages": len(changes),
+        "gone": [{"page": a.slug, "address_kept": a.answers} for a in changes if a.status == "gone"],
+        "new": [a.slug for a in changes if a.status == "new"],
         "figures": sum(a.figures for a in changes),
         "claims": sum(len(a.claims) for a in changes),
         "changes": rows,

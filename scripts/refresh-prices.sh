@@ -10,7 +10,8 @@
 #
 # CATALOG_DIR holds one vms.csv per cloud, named <provider>.csv (lambda.csv,
 # nebius.csv, runpod.csv, aws.csv, gcp.csv, azure.csv). Exit status: 0 nothing
-# changed, 3 figures changed (report in build/changes.md), anything else a
+# changed, 3 figures changed (report in build/changes.md, cut to a pull
+# request body's length, and whole in build/changes-full.md), anything else a
 # failure (bad price, failing test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,13 @@ done
 make site
 make test
 mkdir -p build
+# the report of the site just built against the one committed: whole in changes-full.md, and cut to
+# what a pull request's body holds (65,536 characters) in changes.md
 status=0
-.venv/bin/costpress changes --format markdown > build/changes.md || status=$?
+.venv/bin/costpress changes --new site/figures.json --format markdown > build/changes-full.md || status=$?
+if [ "$status" = 0 ] || [ "$status" = 3 ]; then
+  .venv/bin/costpress changes --new site/figures.json --format markdown --max-chars 60000 > build/changes.md ||
+    [ $? = 3 ]
+fi
 cat build/changes.md
 exit "$status"

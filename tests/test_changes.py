@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -153,3 +154,86 @@ def test_a_figures_json_nested_thousands_deep_is_one_line(tmp_path):
     bad.write_text("[" * 100_000 + "]" * 100_000)
     result = run_cli("changes", "--old", str(bad), "--new", str(bad))
     assert result.exit_code == 1 and "not a costpress figures.json (nested too deeply to read)" in result.output
+
+
+def test_pages_only_on_one_side_are_counted_and_listed_in_a_line_each():
+    """A page the new figures lack (its offer dropped, the article renamed) and a page they add are each one
+    line, not a table of every figure; the summary counts them, and says how many gone addresses still answer."""
+    from generator import changes as ch
+
+    def page(title, *values):
+        return {"title": title, "figures": [{"id": f"f{i}", "unit": "USD", "value": v} for i, v in enumerate(values)],
+                "claims": [{"id": "rank", "subject": "1"}]}  # fmt: skip
+
+    old = {"kept": page("Kept", 1.0), "dropped": page("Dropped", 2.0, 3.0), "renamed": page("Renamed", 4.0)}
+    new = {"kept": page("Kept", 1.5), "added": page("Added", 5.0, 6.0, 7.0)}
+    found = ch.compare(old, new, answers=lambda slug: slug == "dropped")
+    assert [(a.slug, a.status, a.answers) for a in found] == [
+        ("added", "new", False), ("dropped", "gone", True), ("kept", "", False), ("renamed", "gone", False)
+    ]  # fmt: skip
+    # 4 pages; figures 3 added + 2 removed + 1 changed + 1 removed; one claim on each page only on one side
+    line = "4 pages, 7 figures, 3 claims changed; 2 pages no longer priced (1 keeps its address); 1 page newly priced."
+    assert ch.summary(found) == line
+    text = ch.render_text(found).splitlines()
+    assert text == [
+        line,
+        "added: newly priced, 3 figures, 1 claim",
+        "dropped: no longer priced, 2 figures and 1 claim removed; its address now shows a notice or a redirect",
+        "kept: 1 changed, 0 added, 0 removed, 0 claims",
+        "  f0: $1.00 -> $1.50 (+50.0%)",
+        "renamed: no longer priced, 1 figure and 1 claim removed; its address is gone",
+    ]
+    md = ch.render_markdown(found)
+    assert "### Kept (`kept`)" in md and "### Dropped" not in md
+    assert "### No longer priced (2)\n\n- Dropped (`dropped`): no longer priced" in md
+    assert "### Newly priced (1)\n\n- Added (`added`): newly priced, 3 figures, 1 claim\n" in md
+    doc = json.loads(ch.render_json(found))
+    assert doc["gone"] == [{"page": "dropped", "address_kept": True}, {"page": "renamed", "address_kept": False}]
+    assert doc["new"] == ["added"] and doc["figures"] == 7
+    assert sum(row["kind"] == "figure" for row in doc["changes"]) == 7  # the JSON keeps every figure's row
+
+
+def test_a_markdown_report_cut_to_a_length_keeps_within_it_and_says_how_many_pages_it_left_off():
+    """A pull request's body holds 65,536 characters; a refresh that moves a thousand pages writes far more.
+    At every limit the report fits, starts with the whole summary, shows whole pages only (each list item
+    under its heading), and its last line counts exactly the pages it left off."""
+    from generator import changes as ch
+
+    def page(n, values):
+        return {"title": f"Page {n}", "figures": [{"id": f"f{i}", "unit": "USD", "value": v} for i, v in
+                                                  enumerate(values)], "claims": []}  # fmt: skip
+
+    old = {f"gone-{n:02}": page(n, [1.0]) for n in range(40)}
+    old |= {f"moved-{n:02}": page(n, [1.0] * (1 + n % 7)) for n in range(30)}
+    new = {f"moved-{n:02}": page(n, [2.0] * (1 + n % 7)) for n in range(30)}
+    new |= {f"new-{n}": page(n, [3.0]) for n in range(5)}
+    found = ch.compare(old, new)
+    whole = ch.render_markdown(found)
+    assert ch.render_markdown(found, len(whole)) == whole  # it fits: nothing left off, no last line
+    for limit in range(1000, len(whole), 97):
+        cut = ch.render_markdown(found, limit)
+        assert len(cut) <= limit, limit
+        assert cut.startswith(ch.summary(found) + "\n\n")
+        body, last = cut.rstrip("\n").rsplit("\n", 1)
+        left = int(re.fullmatch(r"_(\d+) more pages? left off: this report stops at (\d+) characters .*_", last)[1])
+        items = re.findall(r"^- Page \d+ \(`([a-z0-9-]+)`\)", body, re.M)
+        sections = re.findall(r"^### Page \d+ \(`([a-z0-9-]+)`\)$", body, re.M)
+        assert left + len(items) + len(sections) == 75, limit
+        for heading, prefix in (("No longer priced (40)", "gone-"), ("Newly priced (5)", "new-")):
+            mine = [slug for slug in items if slug.startswith(prefix)]
+            assert mine == sorted(mine) and (not mine or f"### {heading}\n\n- Page" in body), limit
+            if mine:  # a list is shown from its first item, in order, with none skipped
+                first = int(mine[0].split("-")[1])
+                assert first == 0 and mine == [f"{prefix}{n:02}" if prefix == "gone-" else f"{prefix}{n}"
+                                               for n in range(len(mine))], limit  # fmt: skip
+        assert "\n\n\n" not in cut and not re.search(r"^- .*\n###", cut, re.M), limit  # a list ends in a blank line
+
+
+def test_max_chars_is_for_markdown_only(tmp_path):
+    figures = tmp_path / "figures.json"
+    figures.write_text('{"articles": {}, "parts": []}')
+    args = ("changes", "--old", str(figures), "--new", str(figures), "--max-chars", "2000")
+    assert run_cli(*args, "--format", "markdown").exit_code == 0
+    result = run_cli(*args, "--format", "json")
+    assert result.exit_code == 1
+    assert result.output == "error: --max-chars applies to --format markdown, not --format json\n"

@@ -6,11 +6,13 @@ temporary folder.
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
-from conftest import A, cli_build, make_content, read_tree, replace
+from conftest import A, cli_build, make_content, read_tree, replace, run_cli
 
 LISTING = "fine-tune-70b-every-setup"
 OLD, NEW = "2026-11-30", "2026-12-04"  # AWS's snapshot in content/, and the refresh the tests add
@@ -35,6 +37,9 @@ def test_the_pages_of_an_offer_a_provider_drops_stay_at_their_addresses_and_say_
     before = {p.name for p in out.iterdir() if p.name.endswith("-on-aws-h100x8")}
     assert len(before) >= 2  # the family's methods that fit on 8 × H100
     titles = {name: re.search(r"<h1>(.*?)</h1>", (out / name / "index.html").read_text()).group(1) for name in before}
+    published = tmp_path / "published"  # the figures as published before the refresh, for `changes`
+    shutil.copytree(out / "figures", published / "figures")
+    shutil.copy(out / "figures.json", published)
 
     refresh_without_h100x8(content)
     result = cli_build(content, out, "--strict")
@@ -53,6 +58,17 @@ def test_the_pages_of_an_offer_a_provider_drops_stay_at_their_addresses_and_say_
         assert (out / name / link).resolve() == (out / LISTING / "index.html").resolve()
     for file in ("sitemap.xml", "atom.xml", "figures.json"):
         assert "-on-aws-h100x8" not in (out / file).read_text(), file
+    # the change report says which pages are no longer priced, and that their addresses still answer
+    report = run_cli("changes", "--old", str(published / "figures.json"), "--new", str(out / "figures.json"),
+                     "--format", "json")  # fmt: skip
+    assert report.exit_code == 3, report.output
+    doc = json.loads(report.output)
+    assert doc["gone"] == [{"page": name, "address_kept": True} for name in sorted(before)]
+    assert f"; {len(before)} pages no longer priced ({len(before)} keep their address)" in doc["summary"]
+    text = run_cli("changes", "--old", str(published / "figures.json"), "--new", str(out / "figures.json")).output
+    lines = [line for line in text.splitlines() if line.split(":")[0] in before]
+    assert len(lines) == len(before)
+    assert all("no longer priced" in line and "address now shows a notice or a redirect" in line for line in lines)
     # the folder as a build into a new one makes it, and --check agrees
     fresh = tmp_path / "fresh"
     assert cli_build(content, fresh).exit_code == 0

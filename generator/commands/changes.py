@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from generator.commands.base import _read, cli, content_option, out_option, templates_option
+from generator.errors import CostpressError
 
 
 @cli.command()
@@ -27,11 +28,26 @@ from generator.commands.base import _read, cli, content_option, out_option, temp
     help="Read the new figures from this figures.json instead of building.",
 )
 @click.option("--format", "form", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=1000),
+    help="Markdown only: at most this many characters, leaving whole pages off (a pull request body holds 65536).",
+)
 def changes(
-    content: Path, out: Path, templates: Path, ref: str, old_file: Path | None, new_file: Path | None, form: str
+    content: Path,
+    out: Path,
+    templates: Path,
+    ref: str,
+    old_file: Path | None,
+    new_file: Path | None,
+    form: str,
+    max_chars: int | None,
 ) -> None:
     """Compare figures and claims: the site at a git ref against a fresh build. Exit 0 if none changed, else 3."""
     from generator import changes as ch
+
+    if max_chars is not None and form != "markdown":
+        raise CostpressError(f"--max-chars applies to --format markdown, not --format {form}")
 
     # figures.json names the parts that hold the family pages; each is read from where the file came from
     if old_file is not None:
@@ -43,14 +59,19 @@ def changes(
     old = ch.parse(old_raw, old_name, old_part) if old_raw is not None else {}
     if new_file is not None:
         new = ch.parse(_read(new_file), str(new_file), _part_reader(new_file.parent))
+        answers = lambda slug: (new_file.parent / slug / "index.html").is_file()  # noqa: E731
     else:
         from generator.build import render_site
 
         built = render_site(content, templates).files
         new = ch.parse(built["figures.json"], "the fresh build", lambda rel: built[rel] if rel in built else None)
-    found = ch.compare(old, new)
-    render = {"markdown": ch.render_markdown, "json": ch.render_json}.get(form, ch.render_text)
-    click.echo(render(found), nl=False)
+        answers = lambda slug: f"{slug}/index.html" in built  # noqa: E731
+    found = ch.compare(old, new, answers)
+    if form == "markdown":
+        report = ch.render_markdown(found, max_chars)
+    else:
+        report = ch.render_json(found) if form == "json" else ch.render_text(found)
+    click.echo(report, nl=False)
     if found:
         raise click.exceptions.Exit(3)
 
