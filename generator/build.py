@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from generator import aliases, figures_parts, guard, links, pagecache, search, state, static, tasks, theme
+from generator import aliases, figures_parts, guard, links, pagecache, retired, search, state, static, tasks, theme
 from generator.errors import ContentError
 from generator.escape import slug_of
 from generator.families import Listing, family_listing, family_pages, fitting_rows, load_families
@@ -660,7 +660,11 @@ def content_warnings(
     """
     out = stray_files(catalog) if stray is None else list(stray)
     reached = links.addresses(pages, listings, reserved_folders(catalog), catalog.static)
-    out += links.problems(links.sources(catalog, listings), reached)
+    out += links.problems(
+        links.sources(catalog, listings),
+        reached,
+        lambda: {gone["slug"]: gone for gone in retired.found(catalog, pages, listings)},
+    )
     root = catalog.root
     used = {p for page in pages for p in page.providers}
     # a draft kept out of this build may be the article that will use a new provider

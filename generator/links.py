@@ -65,17 +65,32 @@ def addresses(pages: Iterable, listings: Iterable, reserved: Iterable[str], stat
     return found
 
 
-def problems(sources: Iterable[tuple[str, int, str, str]], addresses: set[str]) -> list[str]:
+def problems(sources: Iterable[tuple[str, int, str, str]], addresses: set[str], gone=dict) -> list[str]:
     """A warning for each link in `sources` that leads nowhere: each source is (file, the line its text
-    starts on, the text, the slug of the folder its page is in, or OWN)."""
-    out = []
+    starts on, the text, the slug of the folder its page is in, or OWN).
+
+    gone() -> {slug: what retired.pages() says of it}: the addresses that now only say their offer is no
+    longer listed (called once, and only when some link leads outside `addresses`)."""
+    out, retired = [], None
     for file, first_line, text, own in sources:
         for line, target in targets(text):
-            if leads_nowhere(target, own, addresses):
+            if not leads_nowhere(target, own, addresses):
+                continue
+            if retired is None:
+                retired = gone()
+            page = retired.get(posixpath.normpath(f"{own}/{target.split('#', 1)[0]}").split("/")[0])
+            if page is not None:  # the address answers, but with a notice in place of the figures
                 out.append(
-                    f"{file}:{first_line + line}: the link {target!r} leads to no page or file of the site"
-                    f"{_hint(target, own, addresses)}; link to another page as ../<slug>/index.html"
+                    f"{file}:{first_line + line}: the link {target!r} leads to a page that now only says "
+                    f"{page['provider_name']} no longer lists {page['setup']} (not in its prices of "
+                    f"{page['newest'].isoformat()}); link to ../{page['listing']['slug']}/index.html or to a "
+                    "setup on offer"
                 )
+                continue
+            out.append(
+                f"{file}:{first_line + line}: the link {target!r} leads to no page or file of the site"
+                f"{_hint(target, own, addresses)}; link to another page as ../<slug>/index.html"
+            )
     return out
 
 

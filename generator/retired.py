@@ -43,6 +43,21 @@ def may_have(cat, listings: Iterable) -> bool:
     return any(len(cat.snapshots.get(p, ())) > 1 for x in listings for p in x.family.data["axes"]["providers"])
 
 
+def found(cat, built: Iterable, listings: Iterable) -> list[dict]:
+    """pages() for a build whose pages (tasks.PageInfo) are `built`: the addresses they, the listings, their
+    aliases and the build's own folders have are taken. [] at once when no family's provider has an earlier
+    snapshot."""
+    from generator.sitefiles import reserved_folders  # (sitefiles imports this module)
+
+    listings = list(listings)
+    if not may_have(cat, listings):
+        return []
+    built = [p.article for p in built]
+    taken = {a.slug for a in built} | {x.slug for x in listings} | set(reserved_folders(cat))
+    taken |= {alias for owner in [*built, *listings] for alias in owner.aliases}
+    return pages(cat, listings, taken)
+
+
 def pages(cat, listings: Iterable, taken: set[str]) -> list[dict]:
     """What each page whose offer is gone shows, by family and in the grid's order; `taken`: the addresses
     pages and aliases already have (none of them is made twice)."""

@@ -85,10 +85,7 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
     # the earlier addresses of articles and listings (drafts this build leaves out are not among the pages)
     written = [p.article for p in pages if p.article.kind != "setup"]
     files |= aliases.pages(renderer, written, listings, base)
-    if retired.may_have(renderer.catalog, listings):  # a provider of a family with an earlier snapshot
-        taken = {p.article.slug for p in pages} | {x.slug for x in listings} | set(reserved_folders(renderer.catalog))
-        taken |= {alias for owner in [*written, *listings] for alias in owner.aliases}
-        files |= retired.render(renderer, retired.pages(renderer.catalog, listings, taken), base)
+    files |= retired.render(renderer, retired.found(renderer.catalog, pages, listings), base)
     if renderer.catalog.about is not None:
         about = {
             "root": "../",

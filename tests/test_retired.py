@@ -103,3 +103,30 @@ def test_an_alias_at_the_address_of_a_dropped_offer_s_page_is_kept(tmp_path):
     assert result.exit_code == 0, result.output
     html = (out / page / "index.html").read_text()
     assert f'url=../{A}/index.html"' in html and "no longer lists" not in html
+
+
+def test_a_link_to_the_page_of_a_dropped_offer_says_what_the_page_now_shows(tmp_path):
+    """The address still answers, so the link is not broken; but the prose around it now points a reader at
+    a notice, and the writer hears of it with the listing to link to instead (a warning: --strict stops)."""
+    page = "llama-3-3-70b-qlora-on-aws-h100x8"
+    link = f"\nThe [8 × H100 page](../{page}/index.html) and [a typo](../{page}x/index.html).\n"
+    content = make_content(tmp_path, {f"articles/{A}.md": lambda text: text + link}, True)
+    out = tmp_path / "site"
+    result = cli_build(content, out, "--strict")
+    assert result.exit_code == 1 and f"'../{page}x/index.html' leads to no page" in result.output, result.output
+    assert f"'../{page}/index.html'" not in result.output  # while the offer is listed, the page is priced
+    refresh_without_h100x8(content)
+    result = cli_build(content, out)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    file = content / "articles" / f"{A}.md"
+    line = len(file.read_text().splitlines())  # the link is on the body's last line
+    assert warnings == [
+        f"warning: {file}:{line}: the link '../{page}/index.html' leads to a page that now only "
+        f"says AWS no longer lists 8 × H100 SXM (not in its prices of {NEW}); link to ../{LISTING}/index.html or "
+        "to a setup on offer",
+        f"warning: {file}:{line}: the link '../{page}x/index.html' leads to no page or file of "
+        f"the site (did you mean ../{page.replace('h100', 'h200')}/?); link to another page as ../<slug>/index.html",
+    ]
+    assert "no longer lists" in (out / page / "index.html").read_text()  # (the hint names pages still priced)
+    assert cli_build(content, tmp_path / "strict", "--strict").exit_code == 1
