@@ -237,3 +237,23 @@ def test_max_chars_is_for_markdown_only(tmp_path):
     result = run_cli(*args, "--format", "json")
     assert result.exit_code == 1
     assert result.output == "error: --max-chars applies to --format markdown, not --format json\n"
+
+
+def test_a_renamed_article_is_gone_with_its_address_kept_and_new_under_its_new_slug(repo):
+    """Against a fresh build: the old slug's figures are gone but its alias page answers; the new slug's are
+    new. An article removed outright leaves an address that is gone."""
+    from conftest import A
+
+    path = repo / "content" / "articles" / f"{A}.md"
+    path.write_text(replace(f"\nslug: {A}\n", f"\nslug: spark-qlora\naliases: [{A}]\n")(path.read_text()))
+    result = run_cli("changes")
+    assert result.exit_code == 3, result.output
+    lines = result.output.splitlines()
+    assert lines[0].endswith("; 1 page no longer priced (1 keeps its address); 1 page newly priced."), lines[0]
+    gone = next(line for line in lines if line.startswith(f"{A}: "))
+    assert gone.startswith(f"{A}: no longer priced, ") and gone.endswith("its address now shows a notice or a redirect")
+    assert any(line.startswith("spark-qlora: newly priced, ") for line in lines)
+    path.unlink()
+    lines = run_cli("changes").output.splitlines()
+    assert lines[0].endswith("; 1 page no longer priced (0 keep their address)."), lines[0]
+    assert any(line.startswith(f"{A}: no longer priced, ") and line.endswith("its address is gone") for line in lines)
