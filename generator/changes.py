@@ -58,11 +58,13 @@ class ArticleChanges:
         return len(self.changed) + len(self.added) + len(self.removed)
 
 
-def parse(data: bytes, where: str, read_part=None) -> dict:
+def parse(data: bytes, where: str, read_part=None, written: set[str] | None = None) -> dict:
     """The articles of a figures.json, with those of the parts it names (read_part(rel) -> bytes | None).
 
-    A site's figures.json holds its written articles and listings and names the
-    files that hold its family pages (figures/<listing>-<n>.json, beside it).
+    A site's figures.json holds its written articles and names the files that
+    hold its page families (figures/<listing>-<n>.json, beside it): each
+    listing and its pages. `written` (when given) gets the slugs of the file's
+    own articles.
     """
     try:
         doc = json.loads(data)
@@ -80,6 +82,8 @@ def parse(data: bytes, where: str, read_part=None) -> dict:
         problem = _entry_problem(entry)
         if problem is not None:
             raise CostpressError(f"{where}: articles[{slug!r}]{problem}")
+    if written is not None:
+        written.update(articles)
     for rel in parts:
         if not isinstance(rel, str) or not PART_RE.fullmatch(rel):
             raise CostpressError(f"{where}: parts: expected names like figures/<listing>-1.json, got {rel!r}")
@@ -149,12 +153,13 @@ def at_ref(ref: str, path: Path) -> bytes | None:
     return done.stdout
 
 
-def compare(old: dict, new: dict, answers=lambda slug: False) -> list[ArticleChanges]:
-    """Per-article lists of changed, added and removed figures, sorted by slug and id.
+def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset()) -> list[ArticleChanges]:
+    """Per-article lists of changed, added and removed figures, sorted by slug and id: the pages in `first`
+    (the written articles: parse(written=...)) before the others (the page families' listings and pages).
 
     answers(slug): whether the new site still has a page at the address of a page the new figures lack."""
     out = []
-    for slug in sorted(set(old) | set(new)):
+    for slug in sorted(set(old) | set(new), key=lambda slug: (slug not in first, slug)):
         o, n = old.get(slug, {}), new.get(slug, {})
         art = ArticleChanges(slug, n.get("title") or o.get("title") or slug)
         if slug not in new:

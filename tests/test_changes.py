@@ -257,3 +257,24 @@ def test_a_renamed_article_is_gone_with_its_address_kept_and_new_under_its_new_s
     lines = run_cli("changes").output.splitlines()
     assert lines[0].endswith("; 1 page no longer priced (0 keep their address)."), lines[0]
     assert any(line.startswith(f"{A}: no longer priced, ") and line.endswith("its address is gone") for line in lines)
+
+
+def test_written_articles_come_before_the_page_families_pages(tmp_path):
+    """figures.json's own articles are the written ones; the parts hold the families. A cut report keeps the
+    written articles, so they lead; within each group the order is by slug."""
+    from generator import changes as ch
+
+    def doc(value, slugs, parts=()):
+        articles = {s: {"title": s, "figures": [{"id": "x", "unit": "USD", "value": value}]} for s in slugs}
+        return json.dumps({"articles": articles, "parts": list(parts)}).encode()
+
+    def part(value):
+        return lambda rel: doc(value, ["a-family-page", "m-listing"])
+
+    written = set()
+    old = ch.parse(doc(1, ["z-article", "b-article"], ["figures/m-listing-1.json"]), "old", part(1), written)
+    new = ch.parse(doc(2, ["z-article", "b-article"], ["figures/m-listing-1.json"]), "new", part(2), written)
+    assert written == {"z-article", "b-article"}
+    order = [a.slug for a in ch.compare(old, new, first=written)]
+    assert order == ["b-article", "z-article", "a-family-page", "m-listing"]
+    assert [a.slug for a in ch.compare(old, new)] == sorted(order)

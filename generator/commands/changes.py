@@ -56,17 +56,20 @@ def changes(
     else:
         old_raw, old_name = ch.at_ref(ref, out / "figures.json"), f"{ref}:{out}/figures.json"
         old_part = lambda rel: ch.at_ref(ref, out / rel)  # noqa: E731
-    old = ch.parse(old_raw, old_name, old_part) if old_raw is not None else {}
+    written: set[str] = set()  # the written articles, listed first (a cut report keeps them)
+    old = ch.parse(old_raw, old_name, old_part, written) if old_raw is not None else {}
     if new_file is not None:
-        new = ch.parse(_read(new_file), str(new_file), _part_reader(new_file.parent))
+        new = ch.parse(_read(new_file), str(new_file), _part_reader(new_file.parent), written)
         answers = lambda slug: (new_file.parent / slug / "index.html").is_file()  # noqa: E731
     else:
         from generator.build import render_site
 
         built = render_site(content, templates).files
-        new = ch.parse(built["figures.json"], "the fresh build", lambda rel: built[rel] if rel in built else None)
+        new = ch.parse(
+            built["figures.json"], "the fresh build", lambda rel: built[rel] if rel in built else None, written
+        )
         answers = lambda slug: f"{slug}/index.html" in built  # noqa: E731
-    found = ch.compare(old, new, answers)
+    found = ch.compare(old, new, answers, written)
     if form == "markdown":
         report = ch.render_markdown(found, max_chars)
     else:
