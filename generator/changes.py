@@ -289,30 +289,32 @@ def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> 
 
     limit: at most this many characters (a pull request's body holds 65,536): a page that no longer fits is
     left off whole (a later, shorter one may still fit), and a last line says how many were."""
-    blocks = []  # (list it belongs to or None, text): one a page; a list's last item and a section end in a blank line
-    for status, heading in (("gone", "No longer priced"), ("new", "Newly priced")):
-        these = [a for a in changes if a.status == status]
-        for i, a in enumerate(these):
-            item = f"- {_cell(a.title)} (`{a.slug}`): {_whole(a)}\n" + ("\n" if i == len(these) - 1 else "")
-            blocks.append((status, (f"### {heading} ({len(these)})\n\n" if i == 0 else "") + item))
-    blocks += [(None, _section(art)) for art in changes if not art.status]
+    lists = [
+        (f"### {heading} ({len(these)})\n\n", [f"- {_cell(a.title)} (`{a.slug}`): {_whole(a)}\n" for a in these])
+        for status, heading in (("gone", "No longer priced"), ("new", "Newly priced"))
+        if (these := [a for a in changes if a.status == status])
+    ]
+    sections = [_section(art) for art in changes if not art.status]  # each ends in a blank line
     head = summary(changes) + "\n\n"
-    if limit is None or len(head) + sum(len(text) for _, text in blocks) <= limit:
-        return head + "".join(text for _, text in blocks)
-    shown, room, closed = [], limit - len(head) - len(_cut_note(len(blocks), limit)), set()
-    for group, text in blocks:
-        if group in closed or len(text) + (group is not None) > room:  # (+1: the blank line a cut list ends with)
-            closed.add(group)  # a list stops at its first item left off (None: sections go on with shorter ones)
-            closed.discard(None)
-            continue
-        if shown and shown[-1][0] in closed and group != shown[-1][0]:
-            shown[-1] = (shown[-1][0], shown[-1][1] + "\n")  # the list was cut before its last item
-            room -= 1
-        shown.append((group, text))
-        room -= len(text)
-    if shown and shown[-1][0] in closed:
-        shown[-1] = (shown[-1][0], shown[-1][1] + "\n")
-    return head + "".join(text for _, text in shown) + _cut_note(len(blocks) - len(shown), limit)
+    whole = head + "".join(heading + "".join(items) + "\n" for heading, items in lists) + "".join(sections)
+    if limit is None or len(whole) <= limit:
+        return whole
+    total = sum(len(items) for _, items in lists) + len(sections)  # one a page
+    room = limit - len(head) - len(_cut_note(total, limit))
+    out, shown = [head], 0
+    for heading, items in lists:  # a list stops at its first item that does not fit
+        n, size = 0, len(heading) + 1  # (its heading, and the blank line that ends it)
+        while n < len(items) and size + len(items[n]) <= room:
+            size += len(items[n])
+            n += 1
+        if n:
+            out.append(heading + "".join(items[:n]) + "\n")
+            room, shown = room - size, shown + n
+    for section in sections:  # one that does not fit is left off; a later, shorter one may fit
+        if len(section) <= room:
+            out.append(section)
+            room, shown = room - len(section), shown + 1
+    return "".join(out) + _cut_note(total - shown, limit)
 
 
 def _cut_note(left: int, limit: int) -> str:

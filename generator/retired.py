@@ -52,9 +52,9 @@ def found(cat, built: Iterable, listings: Iterable) -> list[dict]:
     listings = list(listings)
     if not may_have(cat, listings):
         return []
-    built = [p.article for p in built]
-    taken = {a.slug for a in built} | {x.slug for x in listings} | set(reserved_folders(cat))
-    taken |= {alias for owner in [*built, *listings] for alias in owner.aliases}
+    articles = [p.article for p in built]
+    taken = {a.slug for a in articles} | {x.slug for x in listings} | set(reserved_folders(cat))
+    taken |= {alias for owner in [*articles, *listings] for alias in owner.aliases}
     return pages(cat, listings, taken)
 
 
