@@ -224,7 +224,7 @@ def summary(changes: list[ArticleChanges]) -> str:
             last = c.id.rsplit(".", 1)[-1]
             if c.old and c.new and any(word in c.id for word in LEADING) and last in ("label", "cheapest_per_token"):
                 moves.setdefault((c.old, c.new), set()).add(art.slug)
-    line = f"{len(changes)} pages, {figures} figures, {claims} claims changed"
+    line = f"{_count(len(changes), 'page')}, {_count(figures, 'figure')}, {_count(claims, 'claim')} changed"
     gone = [a for a in changes if a.status == "gone"]
     if gone:
         kept = sum(a.answers for a in gone)
@@ -285,22 +285,25 @@ def _cell(text: str) -> str:
 
 def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> str:
     """The summary, lists of the pages that left or arrived (a reviewer reads that a page left, not each of
-    its figures), then a section for each page priced on both sides.
+    its figures), then a section for each page priced on both sides, pages with the very same changes
+    sharing one (a dropped offer moves "of 65" to "of 64" on a thousand pages).
 
-    limit: at most this many characters (a pull request's body holds 65,536): a page that no longer fits is
-    left off whole (a later, shorter one may still fit), and a last line says how many were."""
+    limit: at most this many characters (a pull request's body holds 65,536): a shared section names its
+    first few pages only, a page that no longer fits is left off whole (a later, shorter one may still fit),
+    and a last line says how many were."""
     lists = [
         (f"### {heading} ({len(these)})\n\n", [f"- {_cell(a.title)} (`{a.slug}`): {_whole(a)}\n" for a in these])
         for status, heading in (("gone", "No longer priced"), ("new", "Newly priced"))
         if (these := [a for a in changes if a.status == status])
     ]
-    sections = [_section(art) for art in changes if not art.status]  # each ends in a blank line
+    groups = _same_changes([art for art in changes if not art.status])
     head = summary(changes) + "\n\n"
-    whole = head + "".join(heading + "".join(items) + "\n" for heading, items in lists) + "".join(sections)
+    whole = head + "".join(heading + "".join(items) + "\n" for heading, items in lists)
+    whole += "".join(_section(group) for group in groups)  # each ends in a blank line
     if limit is None or len(whole) <= limit:
         return whole
-    total = sum(len(items) for _, items in lists) + len(sections)  # one a page
-    room = limit - len(head) - len(_cut_note(total, limit))
+    total = sum(len(items) for _, items in lists) + sum(len(group) for group in groups)
+    room = limit - len(head) - max(len(_cut_note(total, limit)), len(_cut_note(0, limit)))
     out, shown = [head], 0
     for heading, items in lists:  # a list stops at its first item that does not fit
         n, size = 0, len(heading) + 1  # (its heading, and the blank line that ends it)
@@ -310,23 +313,47 @@ def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> 
         if n:
             out.append(heading + "".join(items[:n]) + "\n")
             room, shown = room - size, shown + n
-    for section in sections:  # one that does not fit is left off; a later, shorter one may fit
+    for group in groups:  # one that does not fit is left off; a later, shorter one may fit
+        section = _section(group, names=NAMED)
         if len(section) <= room:
             out.append(section)
-            room, shown = room - len(section), shown + 1
+            room, shown = room - len(section), shown + len(group)
     return "".join(out) + _cut_note(total - shown, limit)
 
 
+NAMED = 10  # the pages a shared section names in a cut report
+
+
+def _same_changes(arts: list[ArticleChanges]) -> list[list[ArticleChanges]]:
+    """The pages in groups with the very same price dates, figure changes and claim changes, each group
+    where its first page is."""
+    groups: dict[tuple, list[ArticleChanges]] = {}
+    for art in arts:
+        key = (art.prices_checked and tuple(map(tuple, art.prices_checked)),
+               *(tuple((c.id, c.unit, c.old, c.new) for c in these) for these in (art.changed, art.added, art.removed)),
+               tuple((c.id, c.old, c.new) for c in art.claims))  # fmt: skip
+        groups.setdefault(key, []).append(art)
+    return list(groups.values())
+
+
 def _cut_note(left: int, limit: int) -> str:
-    return (
-        f"_{_count(left, 'more page')} left off: this report stops at {limit} characters "
-        "(`--max-chars`); `costpress changes` without it prints every page._\n"
-    )
+    """The last line of a cut report: how many pages it left off, or (none) that it named only the first
+    pages of a shared section."""
+    what = f"{_count(left, 'more page')} left off" if left else f"Shared sections name their first {NAMED} pages"
+    return f"_{what}: this report stops at {limit} characters (`--max-chars`); without it every page is named._\n"
 
 
-def _section(art: ArticleChanges) -> str:
-    """A page priced before and after: its price dates, figures and claims, as Markdown tables."""
-    out = [f"### {_cell(art.title)} (`{art.slug}`)", ""]
+def _section(group: list[ArticleChanges], names: int | None = None) -> str:
+    """Pages priced before and after with the same changes: their price dates, figures and claims, as
+    Markdown tables, under the page's title (one page) or a count and the pages' slugs (the first `names`)."""
+    art = group[0]
+    if len(group) == 1:
+        out = [f"### {_cell(art.title)} (`{art.slug}`)", ""]
+    else:
+        shown = group if names is None else group[:names]
+        more = f", and {len(group) - len(shown)} more" if len(shown) < len(group) else ""
+        out = [f"### The same changes on {len(group)} pages", "",
+               "Pages: " + ", ".join(f"`{a.slug}`" for a in shown) + more + ".", ""]  # fmt: skip
     if art.prices_checked:
         out += [
             f"Prices checked: {', '.join(art.prices_checked[0]) or 'none'} → "

@@ -204,8 +204,8 @@ def test_a_markdown_report_cut_to_a_length_keeps_within_it_and_says_how_many_pag
                                                   enumerate(values)], "claims": []}  # fmt: skip
 
     old = {f"gone-{n:02}": page(n, [1.0]) for n in range(40)}
-    old |= {f"moved-{n:02}": page(n, [1.0] * (1 + n % 7)) for n in range(30)}
-    new = {f"moved-{n:02}": page(n, [2.0] * (1 + n % 7)) for n in range(30)}
+    old |= {f"moved-{n:02}": page(n, [1.0] * (1 + n % 7) if n < 12 else [1.0]) for n in range(30)}
+    new = {f"moved-{n:02}": page(n, [2.0 + n] * (1 + n % 7) if n < 12 else [2.0]) for n in range(30)}  # 18 alike
     new |= {f"new-{n}": page(n, [3.0]) for n in range(5)}
     found = ch.compare(old, new)
     whole = ch.render_markdown(found)
@@ -215,10 +215,14 @@ def test_a_markdown_report_cut_to_a_length_keeps_within_it_and_says_how_many_pag
         assert len(cut) <= limit, limit
         assert cut.startswith(ch.summary(found) + "\n\n")
         body, last = cut.rstrip("\n").rsplit("\n", 1)
-        left = int(re.fullmatch(r"_(\d+) more pages? left off: this report stops at (\d+) characters .*_", last)[1])
+        note = re.fullmatch(r"_(?:(\d+) more pages? left off|Shared sections name their first 10 pages): "
+                            r"this report stops at (\d+) characters .*_", last)  # fmt: skip
+        left = int(note[1] or 0)
         items = re.findall(r"^- Page \d+ \(`([a-z0-9-]+)`\)", body, re.M)
         sections = re.findall(r"^### Page \d+ \(`([a-z0-9-]+)`\)$", body, re.M)
-        assert left + len(items) + len(sections) == 75, limit
+        shared = [int(n) for n in re.findall(r"^### The same changes on (\d+) pages$", body, re.M)]
+        assert left + len(items) + len(sections) + sum(shared) == 75, limit
+        assert len(re.findall(r"^Pages: ", body, re.M)) == len(shared), limit
         for heading, prefix in (("No longer priced (40)", "gone-"), ("Newly priced (5)", "new-")):
             mine = [slug for slug in items if slug.startswith(prefix)]
             assert mine == sorted(mine) and (not mine or f"### {heading}\n\n- Page" in body), limit
@@ -227,6 +231,52 @@ def test_a_markdown_report_cut_to_a_length_keeps_within_it_and_says_how_many_pag
                 assert first == 0 and mine == [f"{prefix}{n:02}" if prefix == "gone-" else f"{prefix}{n}"
                                                for n in range(len(mine))], limit  # fmt: skip
         assert "\n\n\n" not in cut and not re.search(r"^- .*\n###", cut, re.M), limit  # a list ends in a blank line
+
+
+def test_pages_with_the_very_same_changes_share_one_markdown_section():
+    """A dropped offer moves "of 65" to "of 64" on a thousand pages: Markdown shows those changes once, with
+    the pages' slugs (all of them; a cut report names the first ten and counts the rest)."""
+    from generator import changes as ch
+
+    def page(title, value, of):
+        return {"title": title, "figures": [{"id": "cost", "unit": "USD", "value": value}],
+                "claims": [{"id": "of", "subject": of}]}  # fmt: skip
+
+    old = {s: page(s.upper(), 1.0, "3") for s in ("a", "b", "c")}
+    new = {"a": page("A", 1.0, "2"), "b": page("B", 2.0, "2"), "c": page("C", 1.0, "2")}
+    assert ch.render_markdown(ch.compare(old, new)).splitlines() == [
+        "3 pages, 1 figure, 3 claims changed.",
+        "",
+        "### The same changes on 2 pages",
+        "",
+        "Pages: `a`, `c`.",
+        "",
+        "| claim | was | now |",
+        "|---|---|---|",
+        "| `of` | 3 | 2 |",
+        "",
+        "### B (`b`)",
+        "",
+        "| figure | old | new | change |",
+        "|---|---:|---:|---:|",
+        "| `cost` | $1.00 | $2.00 | +100.0% |",
+        "",
+        "| claim | was | now |",
+        "|---|---|---|",
+        "| `of` | 3 | 2 |",
+        "",
+    ]
+    # 90 pages alike: the whole report names them all; cut short of that, the first ten, and says so
+    old = {f"a-page-{n:02}": page(f"P{n}", 1.0, "40") for n in range(90)}
+    new = {f"a-page-{n:02}": page(f"P{n}", 1.0, "39") for n in range(90)}
+    found = ch.compare(old, new)
+    whole = ch.render_markdown(found)
+    assert "Pages: " + ", ".join(f"`a-page-{n:02}`" for n in range(90)) + ".\n" in whole
+    cut = ch.render_markdown(found, len(whole) - 1)
+    assert "### The same changes on 90 pages\n\nPages: " + ", ".join(f"`a-page-{n:02}`" for n in range(10)) + (
+        ", and 80 more.\n") in cut  # fmt: skip
+    assert cut.endswith("_Shared sections name their first 10 pages: this report stops at "
+                        f"{len(whole) - 1} characters (`--max-chars`); without it every page is named._\n")  # fmt: skip
 
 
 def test_max_chars_is_for_markdown_only(tmp_path):

@@ -31,7 +31,8 @@ from generator.errors import CostpressError
 @click.option(
     "--max-chars",
     type=click.IntRange(min=1000),
-    help="Markdown only: at most this many characters, leaving whole pages off (a pull request body holds 65536).",
+    help="Markdown only: at most this many characters (a pull request body holds 65536); sections shared by pages "
+    "with the same changes name ten of them, and whole pages are left off if need be.",
 )
 def changes(
     content: Path,
