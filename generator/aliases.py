@@ -6,7 +6,10 @@ bookmark) would land on the not-found page. `aliases: [old-name]` in the
 front matter (`listing.aliases` in a family) keeps the old address: the
 build writes `old-name/index.html`, a page that names the new address as
 canonical, asks search engines not to index it, and moves the browser on
-(a link for one that does not). A static host needs nothing more.
+(a link for one that does not). A static host needs nothing more. A
+family whose `page.slug` pattern changed lists the patterns its pages had
+before under `page.aliases`: each gives every page of the family one
+alias (family_pages fills them in).
 
 An alias is a path of slugs (`2025/old-name` too). It may not be a page's
 address, go into a page's folder or one the build writes for itself, or
@@ -24,19 +27,25 @@ def problems(articles: Iterable, listings: Iterable, owners: dict[str, tuple], r
     """A problem, with its file and line, for each alias that cannot be published.
 
     `articles`: the written articles (drafts this build leaves out are not
-    among them); `owners`: every page's slug (articles, families' pages
-    and listings) to a tuple whose first item is its file, as
-    build.slug_clashes collects them; `reserved`: the folders the build
-    writes for itself, with what each holds.
+    among them) and the family pages that have aliases; `owners`: every
+    page's slug (articles, families' pages and listings) to a tuple whose
+    first item is its file, as build.slug_clashes collects them;
+    `reserved`: the folders the build writes for itself, with what each
+    holds. A family's pattern (`page.aliases`) is told once, with the first
+    page it fails for and how many more it fails for.
     """
-    out: list[str] = []
-    claimed: dict[str, str] = {}  # an alias -> where it was first claimed
+    out: list[str | list] = []  # a problem, or a failing pattern's [first problem, how many more]
+    claimed: dict[str, tuple] = {}  # an alias -> where it was first claimed, and by which pattern (or None)
+    patterns: dict[tuple, list] = {}  # a failing pattern (where, which) -> its entry in out
     for slug, _title, file, doc, key, aliases in _owners(articles, listings):
+        pattern = key == PATTERN
         for i, alias in enumerate(aliases):
             line = doc.line((*key, i))
             at = f"{file}:{line}" if line else file
             first = alias.partition("/")[0]
-            if alias == slug:
+            if not alias:  # (a pattern's: an article's or listing's is an address)
+                why = "is empty; expected a pattern that leaves letters or digits"
+            elif alias == slug:
                 why = "is this page's own address; list only addresses it had before"
             elif first in reserved:
                 where = "names" if alias == first else "is inside"
@@ -49,12 +58,26 @@ def problems(articles: Iterable, listings: Iterable, owners: dict[str, tuple], r
             elif first in owners:
                 why = f"is inside {first}/, the folder of a page made from {owners[first][0]}; choose another"
             elif alias in claimed:
-                why = f"is already an alias at {claimed[alias]}; list it once"
+                why = (
+                    "is given to more than one page; use placeholders that tell its pages apart"
+                    if pattern and claimed[alias] == (at, i)
+                    else f"is already an alias at {claimed[alias][0]}; list it once"
+                )
             else:
-                claimed[alias] = at
+                claimed[alias] = (at, i if pattern else None)
                 continue
-            out.append(f"{at}: aliases: {alias!r} {why}")
-    return out
+            if not pattern:
+                out.append(f"{at}: aliases: {alias!r} {why}")
+            elif (at, i) in patterns:
+                patterns[at, i][1] += 1
+            else:
+                told = f"{at}: page.aliases: {doc.data['page']['aliases'][i]!r} gives the page {slug!r} the address"
+                patterns[at, i] = [f"{told} {alias!r}, which {why}", 0]
+                out.append(patterns[at, i])
+    return [x if isinstance(x, str) else f"{x[0]} ({x[1]} more pages alike)" if x[1] else x[0] for x in out]
+
+
+PATTERN = ("page", "aliases")  # where a family's earlier slug patterns are
 
 
 def _owners(articles: Iterable, listings: Iterable) -> Iterator[tuple]:
@@ -62,7 +85,7 @@ def _owners(articles: Iterable, listings: Iterable) -> Iterator[tuple]:
     listing that has aliases."""
     for a in articles:
         if a.aliases:
-            yield a.slug, a.title, a.file, a.params_doc, ("aliases",), a.aliases
+            yield a.slug, a.title, a.file, a.params_doc, PATTERN if a.kind == "setup" else ("aliases",), a.aliases
     for x in listings:
         if x.aliases:
             yield x.slug, x.title, x.family.file, x.family.doc, ("listing", "aliases"), x.aliases

@@ -152,8 +152,11 @@ def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> 
             else:
                 clashes.append(f"{owner}: slug {slug!r} is already used by {first}")
         owners[slug] = (owner, family_page)
-    if any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings):
-        clashes += aliases.problems(catalog.articles, listings, owners, reserved)
+    renamed = (
+        [a for a in family_articles if a.aliases] if any(x.family.data["page"]["aliases"] for x in listings) else []
+    )
+    if any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings) or renamed:
+        clashes += aliases.problems([*catalog.articles, *renamed], listings, owners, reserved)
     return list(dict.fromkeys(clashes))
 
 

@@ -28,6 +28,8 @@ from generator.schema import MAX_ALIASES, MAX_ROWS, MAX_TAGS, Doc, F, list_of, o
 if TYPE_CHECKING:
     from generator.rowcache import FamilyRows
 
+MAX_PATTERN_ALIASES = 10  # each is an alias page for every page of the family
+
 FAMILY = record(
     {
         "date": F("date"),
@@ -40,7 +42,15 @@ FAMILY = record(
                 "aliases": list_of(F("path"), required=False, most=MAX_ALIASES),
             }
         ),
-        "page": record({"slug": F("text"), "title": F("text"), "description": F("text")}),
+        "page": record(
+            {
+                "slug": F("text"),
+                "title": F("text"),
+                "description": F("text"),
+                # slug patterns the pages had before: each page keeps the address each gives it (aliases.py)
+                "aliases": list_of(F("text"), required=False, most=MAX_PATTERN_ALIASES),
+            }
+        ),
         "axes": record({"models": list_of(F("id")), "methods": list_of(F("id")), "providers": list_of(F("slug"))}),
         "params": record(
             {
@@ -125,6 +135,10 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
         for key in ("slug", "title", "description"):
             for problem in pattern_problems(data["page"][key]):
                 doc.problem(("page", key), problem)
+                unknown = True
+        for i, pattern in enumerate(data["page"]["aliases"] or ()):
+            for problem in pattern_problems(pattern):
+                doc.problem(("page", "aliases", i), problem)
                 unknown = True
         if not unknown:  # one with an unknown placeholder or a repeated axis is not expanded: its problem is reported
             out.append(Family(path.stem, doc.file, doc, data, body, body_line))
@@ -483,6 +497,7 @@ def family_pages(listing: Listing) -> list[Article]:
     date, listing_slug = fam.data["date"], fam.data["listing"]["slug"]
     # The cheapest few keys of each group: a page shows them, less its own.
     tops = {g: tuple(n["key"] for n in rows[: NEIGHBOURS_SHOWN + 1]) for g, rows in groups.items()}
+    earlier = fam.data["page"]["aliases"] or ()  # the slug patterns its pages had before
     for r in fitting:
         model, method, key = r.model, r.method, r.key
         group = groups[(model, method)]
@@ -516,6 +531,7 @@ def family_pages(listing: Listing) -> list[Article]:
                 params_checked=True,  # the family's front matter was validated, the rest is computed
                 family_params=p,
                 page_inputs=inputs,
+                aliases=tuple(slug_text(fill(pattern, r)) for pattern in earlier) if earlier else (),
             )
         )
     listing.first_page = articles[0] if articles else None

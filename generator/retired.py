@@ -59,8 +59,9 @@ def found(cat, built: Iterable, listings: Iterable) -> list[dict]:
 
 
 def pages(cat, listings: Iterable, taken: set[str]) -> list[dict]:
-    """What each page whose offer is gone shows, by family and in the grid's order; `taken`: the addresses
-    pages and aliases already have (none of them is made twice)."""
+    """What each page whose offer is gone shows, at its address and at those its family's earlier slug
+    patterns gave it (page.aliases), by family and in the grid's order; `taken`: the addresses pages and
+    aliases already have (none of them is made twice)."""
     from generator.families import fill, slug_text  # (families imports much of the build)
 
     out = []
@@ -81,24 +82,29 @@ def pages(cat, listings: Iterable, taken: set[str]) -> list[dict]:
                         row = setup_row(cat, model, method, offer, attention, memo)
                         if not row["fits"]:
                             continue
-                        slug = slug_text(fill(pattern["slug"], row))
-                        if slug in taken:
-                            continue
-                        taken.add(slug)
-                        out.append(
-                            {
-                                "slug": slug,
-                                "title": fill(pattern["title"], row),
-                                "provider_name": offer.provider_name,
-                                "setup": row["setup"],
-                                "last_listed": offer.checked,
-                                "last_imported": offer.imported,  # a catalog's import date, not when it was read
-                                "newest": newest.checked,
-                                "newest_imported": newest.imported,
-                                "listing": {"slug": listing.slug, "title": listing.title},
-                            }
-                        )
+                        for slug_pattern in (pattern["slug"], *(pattern["aliases"] or ())):  # (earlier ones too)
+                            slug = slug_text(fill(slug_pattern, row))
+                            if slug and slug not in taken:
+                                taken.add(slug)
+                                out.append(_notice(slug, row, pattern, offer, newest, listing))
     return out
+
+
+def _notice(slug: str, row: dict, pattern: dict, offer, newest, listing) -> dict:
+    """What the page at `slug` says of its offer, gone since the snapshot `newest`."""
+    from generator.families import fill
+
+    return {
+        "slug": slug,
+        "title": fill(pattern["title"], row),
+        "provider_name": offer.provider_name,
+        "setup": row["setup"],
+        "last_listed": offer.checked,
+        "last_imported": offer.imported,  # a catalog's import date, not when it was read
+        "newest": newest.checked,
+        "newest_imported": newest.imported,
+        "listing": {"slug": listing.slug, "title": listing.title},
+    }
 
 
 def render(renderer, found: list[dict], base: str) -> dict[str, bytes]:

@@ -6,6 +6,7 @@ temporary folder.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -157,3 +158,88 @@ def test_a_site_s_own_redirect_template_replaces_the_theme_s(tmp_path):
     assert result.exit_code == 0, result.output
     title = re.search(r"^title: (.*)$", (content / "articles" / f"{A}.md").read_text(), re.M).group(1)
     assert (out / "old-name" / "index.html").read_text() == f'<a href="../{A}/index.html">{title}</a>\n'
+
+
+# the 70B family's pages under a new slug pattern, with the old one kept as its pages' earlier addresses
+RENAMED = "{model}-{method}-{provider}-{count}x-{gpu}"
+WAS = "{model}-{method}-on-{provider}-{gpu}x{count}"  # content/families/70b-setups.md's page.slug
+
+
+def renamed_family(*earlier: str) -> dict:
+    listed = ", ".join(f'"{pattern}"' for pattern in earlier)
+    return {
+        "families/70b-setups.md": replace(
+            f'  slug: "{WAS}"\n', f'  slug: "{RENAMED}"\n' + (f"  aliases: [{listed}]\n" if earlier else "")
+        )
+    }
+
+
+def old_address(slug: str) -> str:
+    """A page's address under WAS, from its address under RENAMED (by hand: the parts moved about)."""
+    m = re.fullmatch(r"(llama-3-3-70b)-(qlora|lora|full-8bit|full)-([a-z]+)-(\d+)x-([a-z0-9-]+)", slug)
+    assert m, slug
+    model, method, provider, count, gpu = m.groups()
+    return f"{model}-{method}-on-{provider}-{gpu}x{count}"
+
+
+def test_a_family_s_earlier_slug_pattern_keeps_each_page_s_old_address(tmp_path):
+    """Renaming page.slug moves every page of the family; page.aliases keeps each old address as a page that
+    sends readers on, and taking it out takes those pages with it."""
+    content = make_content(tmp_path, renamed_family(WAS), True)
+    (content / "articles" / f"{A}.md").write_text(  # a link in prose to an old address is not broken
+        (content / "articles" / f"{A}.md").read_text()
+        + "\n[An old address](../llama-3-3-70b-qlora-on-nodus-h100x1/index.html)\n"
+    )
+    out = tmp_path / "site"
+    result = cli_build(content, out, "--strict")
+    assert result.exit_code == 0, result.output
+    pages = sorted(json.loads((out / "figures" / f"{LISTING}-1.json").read_text())["articles"])
+    pages = [slug for slug in pages if slug != LISTING]
+    assert len(pages) > 50  # every fitting setup of the 70B family
+    for slug in pages:
+        alias = old_address(slug)
+        target, canonical, link = moved_to((out / alias / "index.html").read_text())
+        assert target == link == f"../{slug}/index.html" and canonical == f"{BASE}{slug}/"
+    assert "-on-nodus-" not in (out / "sitemap.xml").read_text()
+    assert cli_build(content, out, "--check").exit_code == 0
+
+    family = content / "families" / "70b-setups.md"
+    family.write_text(family.read_text().replace(f'  aliases: ["{WAS}"]\n', ""))
+    assert cli_build(content, out).exit_code == 0
+    assert not [p.name for p in out.iterdir() if "-on-" in p.name and p.name.startswith("llama-3-3-70b")]
+
+
+@pytest.mark.parametrize(
+    "earlier, why",
+    [
+        ([RENAMED], "the address '{page}', which is this page's own address; list only addresses it had before"),
+        (["{model}-{method}"], "which is given to more than one page; use placeholders that tell its pages apart"),
+        ([WAS, WAS], "which is already an alias at content/families/70b-setups.md:10; list it once"),
+        (["{{}}"], "the address '', which is empty; expected a pattern that leaves letters or digits"),
+        (["tags"], "the address 'tags', which names tags/, the folder of the site's tag pages; choose another"),
+        ([A], f"the address '{A}', which is the address of a page made from content/articles/{A}.md"),
+    ],
+)
+def test_an_earlier_pattern_the_site_cannot_hold_is_one_line_for_all_its_pages(tmp_path, earlier, why):
+    content = make_content(tmp_path, renamed_family(), True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    before = read_tree(out)
+    pages = len(json.loads((out / "figures" / f"{LISTING}-1.json").read_text())["articles"]) - 1
+    family = content / "families" / "70b-setups.md"
+    listed = ", ".join(f'"{pattern}"' for pattern in earlier)
+    family.write_text(
+        family.read_text().replace(f'  slug: "{RENAMED}"\n', f'  slug: "{RENAMED}"\n  aliases: [{listed}]\n')
+    )
+    result = cli_build(content, out)
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.output
+    told = re.fullmatch(
+        r"error: content/families/70b-setups\.md:10: page\.aliases: '(.+?)' gives the page '([a-z0-9-]+)' (.+?)"
+        r"(?: \((\d+) more pages alike\))?", errors[0])  # fmt: skip
+    assert told and told[1] == earlier[-1], errors[0]
+    assert why.format(page=told[2]) in told[3], errors[0]
+    failing = pages - 4 if earlier == ["{model}-{method}"] else pages  # (each method's first page is fine)
+    assert int(told[4] or 0) == failing - 1
+    assert read_tree(out) == before

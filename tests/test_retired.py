@@ -130,3 +130,26 @@ def test_a_link_to_the_page_of_a_dropped_offer_says_what_the_page_now_shows(tmp_
     ]
     assert "no longer lists" in (out / page / "index.html").read_text()  # (the hint names pages still priced)
     assert cli_build(content, tmp_path / "strict", "--strict").exit_code == 1
+
+
+def test_a_dropped_offer_s_notice_stands_at_the_addresses_earlier_patterns_gave_its_pages_too(tmp_path):
+    """A family renamed its pages (page.aliases keeps the old addresses); then a provider drops an offer:
+    both the page's address and the one its old pattern gave it say that the offer is gone."""
+    was, now = "{model}-{method}-on-{provider}-{gpu}x{count}", "{model}-{method}-{provider}-{count}x-{gpu}"
+    family = {"families/70b-setups.md": replace(f'  slug: "{was}"\n', f'  slug: "{now}"\n  aliases: ["{was}"]\n')}
+    content = make_content(tmp_path, family, True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    assert (
+        "url=../llama-3-3-70b-qlora-aws-8x-h100/index.html"
+        in (out / "llama-3-3-70b-qlora-on-aws-h100x8" / "index.html").read_text()
+    )
+    refresh_without_h100x8(content)
+    result = cli_build(content, out, "--strict")
+    assert result.exit_code == 0, result.output
+    for name in ("llama-3-3-70b-qlora-aws-8x-h100", "llama-3-3-70b-qlora-on-aws-h100x8"):
+        html = (out / name / "index.html").read_text()
+        assert "AWS no longer lists 8\xa0×\xa0H100\xa0SXM" in html and "http-equiv" not in html, name
+    fresh = tmp_path / "fresh"
+    assert cli_build(content, fresh).exit_code == 0
+    assert read_tree(out) == read_tree(fresh)
