@@ -45,13 +45,15 @@ class ArticleChanges:
     prices_checked: tuple[list[str], list[str]] | None = None
     claims: list[Claim] = field(default_factory=list)
     # "gone": the page has no entry in the new figures.json (a provider dropped its offer, the article was
-    # removed or renamed); "new": none in the old one; "" on both sides
+    # removed or renamed); "new": none in the old one; "moved": its entry is the new figures' only one alike, and
+    # is under another slug there (an article or a family's pattern renamed); "" on both sides
     status: str = ""
-    answers: bool = False  # a gone page's address still has a page (a notice that the offer is gone, an alias)
+    answers: bool = False  # a gone or moved page's address still has a page (a notice, an alias)
+    moved_to: str = ""  # a moved page's new slug
 
     @property
     def empty(self) -> bool:
-        return not (self.changed or self.added or self.removed or self.prices_checked or self.claims)
+        return not (self.changed or self.added or self.removed or self.prices_checked or self.claims or self.moved_to)
 
     @property
     def figures(self) -> int:
@@ -157,11 +159,20 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
     """Per-article lists of changed, added and removed figures, sorted by slug and id: the pages in `first`
     (the written articles: parse(written=...)) before the others (the page families' listings and pages).
 
-    answers(slug): whether the new site still has a page at the address of a page the new figures lack."""
+    answers(slug): whether the new site still has a page at the address of a page the new figures lack.
+    A page only the old figures have whose entry (title, figures, claims, price dates) is the same as that of
+    one page only the new figures have, and of no other, moved: it is reported once, under its old slug."""
     out = []
+    moves = _moves(old, new)
     for slug in sorted(set(old) | set(new), key=lambda slug: (slug not in first, slug)):
         o, n = old.get(slug, {}), new.get(slug, {})
         art = ArticleChanges(slug, n.get("title") or o.get("title") or slug)
+        if slug in moves:
+            art.status, art.answers, art.moved_to = "moved", bool(answers(slug)), moves[slug]
+            out.append(art)
+            continue
+        if slug in moves.values():  # (told under its old slug)
+            continue
         if slug not in new:
             art.status, art.answers = "gone", bool(answers(slug))
         elif slug not in old:
@@ -187,6 +198,20 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
         if not art.empty:
             out.append(art)
     return out
+
+
+def _moves(old: dict, new: dict) -> dict[str, str]:
+    """Old slug -> new slug for each page only one side has whose entry is the same as one, and only one, on
+    the other side."""
+    sides = []
+    for these, those in ((old, new), (new, old)):
+        alike: dict[str, list[str]] = {}
+        for slug in these.keys() - those.keys():
+            alike.setdefault(json.dumps(these[slug], sort_keys=True), []).append(slug)
+        sides.append(alike)
+    return {
+        slugs[0]: sides[1][key][0] for key, slugs in sides[0].items() if len(slugs) == 1 == len(sides[1].get(key, ()))
+    }
 
 
 def show(value: float | None, unit: str) -> str:
@@ -230,6 +255,11 @@ def summary(changes: list[ArticleChanges]) -> str:
         kept = sum(a.answers for a in gone)
         keep = "keeps its" if kept == 1 else "keep their"
         line += f"; {_count(len(gone), 'page')} no longer priced ({kept} {keep} address)"
+    moved = [a for a in changes if a.status == "moved"]
+    if moved:
+        kept = sum(a.answers for a in moved)
+        keep = "keeps its" if kept == 1 else "keep their"
+        line += f"; {_count(len(moved), 'page')} moved ({kept} {keep} old address)"
     added = sum(a.status == "new" for a in changes)
     if added:
         line += f"; {_count(added, 'page')} newly priced"
@@ -243,10 +273,13 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-def _whole(art: ArticleChanges) -> str:
-    """What happened to a page that is only on one side, in a few words."""
+def _whole(art: ArticleChanges, code=str) -> str:
+    """What happened to a page that is only on one side, in a few words (`code` marks a slug up)."""
     if art.status == "new":
         return f"newly priced, {_count(len(art.added), 'figure')}, {_count(len(art.claims), 'claim')}"
+    if art.status == "moved":
+        where = "its old address still leads to a page" if art.answers else "its old address is gone"
+        return f"moved to {code(art.moved_to)}, nothing else changed; {where}"
     where = "its address now shows a notice or a redirect" if art.answers else "its address is gone"
     removed = f"{_count(len(art.removed), 'figure')} and {_count(len(art.claims), 'claim')} removed"
     return f"no longer priced, {removed}; {where}"
@@ -279,6 +312,10 @@ def render_text(changes: list[ArticleChanges]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _code(slug: str) -> str:
+    return f"`{slug}`"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -292,8 +329,8 @@ def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> 
     first few pages only, a page that no longer fits is left off whole (a later, shorter one may still fit),
     and a last line says how many were."""
     lists = [
-        (f"### {heading} ({len(these)})\n\n", [f"- {_cell(a.title)} (`{a.slug}`): {_whole(a)}\n" for a in these])
-        for status, heading in (("gone", "No longer priced"), ("new", "Newly priced"))
+        (f"### {heading} ({len(these)})\n\n", [f"- {_cell(a.title)} (`{a.slug}`): {_whole(a, _code)}\n" for a in these])
+        for status, heading in (("gone", "No longer priced"), ("moved", "Moved"), ("new", "Newly priced"))
         if (these := [a for a in changes if a.status == status])
     ]
     groups = _same_changes([art for art in changes if not art.status])
@@ -393,6 +430,9 @@ def render_json(changes: list[ArticleChanges]) -> str:
         "summary": summary(changes),
         "pages": len(changes),
         "gone": [{"page": a.slug, "address_kept": a.answers} for a in changes if a.status == "gone"],
+        "moved": [
+            {"page": a.slug, "to": a.moved_to, "address_kept": a.answers} for a in changes if a.status == "moved"
+        ],
         "new": [a.slug for a in changes if a.status == "new"],
         "figures": sum(a.figures for a in changes),
         "claims": sum(len(a.claims) for a in changes),

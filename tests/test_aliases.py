@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import pytest
 from conftest import A, B, cli_build, leftovers, make_content, read_tree, replace, run_cli
@@ -185,12 +186,18 @@ def old_address(slug: str) -> str:
 def test_a_family_s_earlier_slug_pattern_keeps_each_page_s_old_address(tmp_path):
     """Renaming page.slug moves every page of the family; page.aliases keeps each old address as a page that
     sends readers on, and taking it out takes those pages with it."""
-    content = make_content(tmp_path, renamed_family(WAS), True)
+    content = make_content(tmp_path, families=True)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    published = tmp_path / "published"  # the figures before the rename, for `changes`
+    shutil.copytree(out / "figures", published / "figures")
+    shutil.copy(out / "figures.json", published)
+    family = content / "families" / "70b-setups.md"
+    family.write_text(renamed_family(WAS)["families/70b-setups.md"](family.read_text()))
     (content / "articles" / f"{A}.md").write_text(  # a link in prose to an old address is not broken
         (content / "articles" / f"{A}.md").read_text()
         + "\n[An old address](../llama-3-3-70b-qlora-on-nodus-h100x1/index.html)\n"
     )
-    out = tmp_path / "site"
     result = cli_build(content, out, "--strict")
     assert result.exit_code == 0, result.output
     pages = sorted(json.loads((out / "figures" / f"{LISTING}-1.json").read_text())["articles"])
@@ -202,8 +209,13 @@ def test_a_family_s_earlier_slug_pattern_keeps_each_page_s_old_address(tmp_path)
         assert target == link == f"../{slug}/index.html" and canonical == f"{BASE}{slug}/"
     assert "-on-nodus-" not in (out / "sitemap.xml").read_text()
     assert cli_build(content, out, "--check").exit_code == 0
+    # the change report: each page moved, and its old address still answers
+    report = run_cli("changes", "--old", str(published / "figures.json"), "--new", str(out / "figures.json"),
+                     "--format", "json")  # fmt: skip
+    moved = json.loads(report.output)["moved"]
+    assert moved == sorted(({"page": old_address(slug), "to": slug, "address_kept": True} for slug in pages),
+                           key=lambda m: m["page"])  # fmt: skip
 
-    family = content / "families" / "70b-setups.md"
     family.write_text(family.read_text().replace(f'  aliases: ["{WAS}"]\n', ""))
     assert cli_build(content, out).exit_code == 0
     assert not [p.name for p in out.iterdir() if "-on-" in p.name and p.name.startswith("llama-3-3-70b")]

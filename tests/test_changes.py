@@ -289,13 +289,32 @@ def test_max_chars_is_for_markdown_only(tmp_path):
     assert result.output == "error: --max-chars applies to --format markdown, not --format json\n"
 
 
-def test_a_renamed_article_is_gone_with_its_address_kept_and_new_under_its_new_slug(repo):
-    """Against a fresh build: the old slug's figures are gone but its alias page answers; the new slug's are
-    new. An article removed outright leaves an address that is gone."""
+def test_a_renamed_article_moved_and_one_renamed_as_its_figures_changed_is_gone_and_new(repo):
+    """Against a fresh build: an article under a new slug with nothing else changed moved (its alias page
+    answers at the old address, or, without the alias, nothing does). Renamed while a price it shows changed,
+    it is a page gone (its address kept) and a page new. Removed outright, it leaves an address that is gone."""
     from conftest import A
 
     path = repo / "content" / "articles" / f"{A}.md"
-    path.write_text(replace(f"\nslug: {A}\n", f"\nslug: spark-qlora\naliases: [{A}]\n")(path.read_text()))
+    text = path.read_text()
+    path.write_text(replace(f"\nslug: {A}\n", f"\nslug: spark-qlora\naliases: [{A}]\n")(text))
+    result = run_cli("changes")
+    assert result.exit_code == 3, result.output
+    assert result.output.splitlines() == [
+        "1 page, 0 figures, 0 claims changed; 1 page moved (1 keeps its old address).",
+        f"{A}: moved to spark-qlora, nothing else changed; its old address still leads to a page",
+    ]
+    doc = json.loads(run_cli("changes", "--format", "json").output)
+    assert doc["moved"] == [{"page": A, "to": "spark-qlora", "address_kept": True}] and doc["changes"] == []
+    assert "### Moved (1)\n\n- " in run_cli("changes", "--format", "markdown").output
+    path.write_text(replace(f"\nslug: {A}\n", "\nslug: spark-qlora\n")(text))  # no alias
+    lines = run_cli("changes").output.splitlines()
+    assert lines[0].endswith("; 1 page moved (0 keep their old address)."), lines[0]
+    assert lines[1] == f"{A}: moved to spark-qlora, nothing else changed; its old address is gone"
+
+    path.write_text(replace(f"\nslug: {A}\n", f"\nslug: spark-qlora\naliases: [{A}]\n")(text))
+    price = repo / "content/prices/spark-rental/2026-10-28.yaml"
+    price.write_text(replace("usd_per_hour: 0.75", "usd_per_hour: 0.80")(price.read_text()))
     result = run_cli("changes")
     assert result.exit_code == 3, result.output
     lines = result.output.splitlines()
@@ -307,6 +326,29 @@ def test_a_renamed_article_is_gone_with_its_address_kept_and_new_under_its_new_s
     lines = run_cli("changes").output.splitlines()
     assert lines[0].endswith("; 1 page no longer priced (0 keep their address)."), lines[0]
     assert any(line.startswith(f"{A}: no longer priced, ") and line.endswith("its address is gone") for line in lines)
+
+
+def test_a_page_moved_only_when_its_entry_matches_exactly_one_on_the_other_side():
+    """A family renamed by its pattern moves all its pages at once; two pages alike on both sides (the same
+    title, figures and claims) cannot be told apart, so they stay gone and new rather than be paired by guess."""
+    from generator import changes as ch
+
+    def page(title, value):
+        return {"title": title, "figures": [{"id": "cost", "unit": "USD", "value": value}], "claims": []}
+
+    old = {"a-old": page("A", 1.0), "b-old": page("B", 2.0), "twin-1": page("T", 3.0), "twin-2": page("T", 3.0)}
+    new = {"a-new": page("A", 1.0), "b-new": page("B", 2.5), "twin-3": page("T", 3.0), "twin-4": page("T", 3.0)}
+    found = ch.compare(old, new, answers=lambda slug: slug == "a-old")
+    assert [(a.slug, a.status, a.moved_to) for a in found] == [
+        ("a-old", "moved", "a-new"), ("b-new", "new", ""), ("b-old", "gone", ""), ("twin-1", "gone", ""),
+        ("twin-2", "gone", ""), ("twin-3", "new", ""), ("twin-4", "new", ""),
+    ]  # fmt: skip
+    assert ch.summary(found).endswith(
+        "; 3 pages no longer priced (0 keep their address); 1 page moved (1 keeps its old address); "
+        "3 pages newly priced."
+    )
+    assert "### Moved (1)\n\n- A (`a-old`): moved to `a-new`, nothing else changed; its old address still leads " \
+        "to a page\n" in ch.render_markdown(found)  # fmt: skip
 
 
 def test_written_articles_come_before_the_page_families_pages(tmp_path):
