@@ -164,6 +164,7 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
     one page only the new figures have, and of no other, moved: it is reported once, under its old slug."""
     out = []
     moves = _moves(old, new)
+    arrived = set(moves.values())
     for slug in sorted(set(old) | set(new), key=lambda slug: (slug not in first, slug)):
         o, n = old.get(slug, {}), new.get(slug, {})
         art = ArticleChanges(slug, n.get("title") or o.get("title") or slug)
@@ -171,7 +172,7 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
             art.status, art.answers, art.moved_to = "moved", bool(answers(slug)), moves[slug]
             out.append(art)
             continue
-        if slug in moves.values():  # (told under its old slug)
+        if slug in arrived:  # (told under its old slug)
             continue
         if slug not in new:
             art.status, art.answers = "gone", bool(answers(slug))
