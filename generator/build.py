@@ -152,10 +152,8 @@ def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> 
             else:
                 clashes.append(f"{owner}: slug {slug!r} is already used by {first}")
         owners[slug] = (owner, family_page)
-    renamed = (
-        [a for a in family_articles if a.aliases] if any(x.family.data["page"]["aliases"] for x in listings) else []
-    )
-    if any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings) or renamed:
+    renamed = [a for a in family_articles if a.aliases]  # (page.aliases)
+    if renamed or any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings):
         clashes += aliases.problems([*catalog.articles, *renamed], listings, owners, reserved)
     return list(dict.fromkeys(clashes))
 

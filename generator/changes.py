@@ -251,16 +251,13 @@ def summary(changes: list[ArticleChanges]) -> str:
             if c.old and c.new and any(word in c.id for word in LEADING) and last in ("label", "cheapest_per_token"):
                 moves.setdefault((c.old, c.new), set()).add(art.slug)
     line = f"{_count(len(changes), 'page')}, {_count(figures, 'figure')}, {_count(claims, 'claim')} changed"
-    gone = [a for a in changes if a.status == "gone"]
-    if gone:
-        kept = sum(a.answers for a in gone)
-        keep = "keeps its" if kept == 1 else "keep their"
-        line += f"; {_count(len(gone), 'page')} no longer priced ({kept} {keep} address)"
-    moved = [a for a in changes if a.status == "moved"]
-    if moved:
-        kept = sum(a.answers for a in moved)
-        keep = "keeps its" if kept == 1 else "keep their"
-        line += f"; {_count(len(moved), 'page')} moved ({kept} {keep} old address)"
+    for status, what, address in (("gone", "no longer priced", "address"), ("moved", "moved", "old address")):
+        these = [a for a in changes if a.status == status]
+        if these:
+            kept = sum(a.answers for a in these)
+            line += (
+                f"; {_count(len(these), 'page')} {what} ({kept} {'keeps its' if kept == 1 else 'keep their'} {address})"
+            )
     added = sum(a.status == "new" for a in changes)
     if added:
         line += f"; {_count(added, 'page')} newly priced"

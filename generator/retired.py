@@ -82,29 +82,22 @@ def pages(cat, listings: Iterable, taken: set[str]) -> list[dict]:
                         row = setup_row(cat, model, method, offer, attention, memo)
                         if not row["fits"]:
                             continue
-                        for slug_pattern in (pattern["slug"], *(pattern["aliases"] or ())):  # (earlier ones too)
-                            slug = slug_text(fill(slug_pattern, row))
-                            if slug and slug not in taken:
-                                taken.add(slug)
-                                out.append(_notice(slug, row, pattern, offer, newest, listing))
+                        slugs = {slug_text(fill(slug, row)) for slug in (pattern["slug"], *(pattern["aliases"] or ()))}
+                        slugs = sorted(slugs - taken - {""})  # its address, and those earlier patterns gave it
+                        taken.update(slugs)
+                        if slugs:
+                            notice = {
+                                "title": fill(pattern["title"], row),
+                                "provider_name": offer.provider_name,
+                                "setup": row["setup"],
+                                "last_listed": offer.checked,
+                                "last_imported": offer.imported,  # a catalog's import date, not when it was read
+                                "newest": newest.checked,
+                                "newest_imported": newest.imported,
+                                "listing": {"slug": listing.slug, "title": listing.title},
+                            }
+                            out += [{"slug": slug, **notice} for slug in slugs]
     return out
-
-
-def _notice(slug: str, row: dict, pattern: dict, offer, newest, listing) -> dict:
-    """What the page at `slug` says of its offer, gone since the snapshot `newest`."""
-    from generator.families import fill
-
-    return {
-        "slug": slug,
-        "title": fill(pattern["title"], row),
-        "provider_name": offer.provider_name,
-        "setup": row["setup"],
-        "last_listed": offer.checked,
-        "last_imported": offer.imported,  # a catalog's import date, not when it was read
-        "newest": newest.checked,
-        "newest_imported": newest.imported,
-        "listing": {"slug": listing.slug, "title": listing.title},
-    }
 
 
 def render(renderer, found: list[dict], base: str) -> dict[str, bytes]:

@@ -84,8 +84,7 @@ def render_site_files(renderer, pages: list[Page], listings=()) -> dict[str, byt
         files["search/index.html"] = renderer.html.get_template("search.html").render(page=page).encode("utf-8")
     # the earlier addresses of articles, family pages and listings (drafts this build leaves out are not among
     # the pages)
-    renamed = [p.article for p in pages if p.article.kind != "setup" or p.article.aliases]
-    files |= aliases.pages(renderer, renamed, listings, base)
+    files |= aliases.pages(renderer, (p.article for p in pages), listings, base)
     files |= retired.render(renderer, retired.found(renderer.catalog, pages, listings), base)
     if renderer.catalog.about is not None:
         about = {
