@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -45,15 +46,26 @@ class ArticleChanges:
     prices_checked: tuple[list[str], list[str]] | None = None
     claims: list[Claim] = field(default_factory=list)
     # "gone": the page has no entry in the new figures.json (a provider dropped its offer, the article was
-    # removed or renamed); "new": none in the old one; "moved": its entry is the new figures' only one alike, and
-    # is under another slug there (an article or a family's pattern renamed); "" on both sides
+    # removed or renamed); "new": none in the old one; "moved": it is under another slug there (an article
+    # or a family's pattern renamed: the new entry names the old slug among its aliases, or is the only one
+    # alike); "" on both sides
     status: str = ""
     answers: bool = False  # a gone or moved page's address still has a page (a notice, an alias)
     moved_to: str = ""  # a moved page's new slug
 
     @property
     def empty(self) -> bool:
-        return not (self.changed or self.added or self.removed or self.prices_checked or self.claims or self.moved_to)
+        return not (self.altered or self.moved_to)
+
+    @property
+    def altered(self) -> bool:
+        """Whether any figure, claim or price date changed (a moved page's may not have)."""
+        return bool(self.changed or self.added or self.removed or self.prices_checked or self.claims)
+
+    @property
+    def itemized(self) -> bool:
+        """Whether its changes are told one by one: a page on both sides, or one that moved and changed."""
+        return not self.status or (self.status == "moved" and self.altered)
 
     @property
     def figures(self) -> int:
@@ -99,7 +111,8 @@ def parse(data: bytes, where: str, read_part=None, written: set[str] | None = No
 def _entry_problem(entry) -> str | None:
     """What is wrong with one article's entry, as compare reads it (the rest of its path and what was
     expected), or None: an object whose figures each have a text id and unit and a finite number, whose
-    claims each have a text id and subject, and whose prices_checked is a list of dates as text."""
+    claims each have a text id and subject, whose prices_checked is a list of dates as text, and whose
+    aliases (when it has them) a list of addresses."""
     if not isinstance(entry, dict):
         return f": expected an object with title, figures and claims, got {type(entry).__name__}"
     if not isinstance(entry.get("title", ""), str):
@@ -126,6 +139,9 @@ def _entry_problem(entry) -> str | None:
             return f".claims[{i}]: expected an object with a text id and subject"
     if not (isinstance(checked, list) and all(isinstance(d, str) for d in checked)):
         return ".prices_checked: expected a list of dates"
+    aliases = entry.get("aliases", [])
+    if not (isinstance(aliases, list) and all(isinstance(a, str) for a in aliases)):
+        return ".aliases: expected a list of addresses"
     return None
 
 
@@ -160,21 +176,21 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
     (the written articles: parse(written=...)) before the others (the page families' listings and pages).
 
     answers(slug): whether the new site still has a page at the address of a page the new figures lack.
-    A page only the old figures have whose entry (title, figures, claims, price dates) is the same as that of
-    one page only the new figures have, and of no other, moved: it is reported once, under its old slug."""
+    A page only the old figures have moved when a page only the new figures have names its slug among its
+    aliases (whatever else changed), or when its entry (title, figures, claims, price dates) is the same as
+    that of one page only the new figures have, and of no other: it is reported once, under its old slug,
+    with what changed between the two entries."""
     out = []
     moves = _moves(old, new)
     arrived = set(moves.values())
     for slug in sorted(set(old) | set(new), key=lambda slug: (slug not in first, slug)):
-        o, n = old.get(slug, {}), new.get(slug, {})
+        if slug in arrived:  # (told under its old slug)
+            continue
+        o, n = old.get(slug, {}), new.get(moves.get(slug, slug), {})
         art = ArticleChanges(slug, n.get("title") or o.get("title") or slug)
         if slug in moves:
             art.status, art.answers, art.moved_to = "moved", bool(answers(slug)), moves[slug]
-            out.append(art)
-            continue
-        if slug in arrived:  # (told under its old slug)
-            continue
-        if slug not in new:
+        elif slug not in new:
             art.status, art.answers = "gone", bool(answers(slug))
         elif slug not in old:
             art.status = "new"
@@ -202,17 +218,26 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
 
 
 def _moves(old: dict, new: dict) -> dict[str, str]:
-    """Old slug -> new slug for each page only one side has whose entry is the same as one, and only one, on
-    the other side."""
+    """Old slug -> new slug for each page only the old figures have that a page only the new ones have names
+    among its aliases (the first to name it), and then for each other page only one side has whose entry is
+    the same as one, and only one, on the other side."""
+    gone, arrived = old.keys() - new.keys(), new.keys() - old.keys()
+    moves: dict[str, str] = {}
+    for slug in sorted(arrived):
+        for alias in new[slug].get("aliases", ()):
+            if alias in gone and alias not in moves:
+                moves[alias] = slug
+    taken = set(moves.values())
     sides = []
-    for these, those in ((old, new), (new, old)):
+    for these, only in ((old, gone - moves.keys()), (new, arrived - taken)):
         alike: dict[str, list[str]] = {}
-        for slug in these.keys() - those.keys():
+        for slug in only:
             alike.setdefault(json.dumps(these[slug], sort_keys=True), []).append(slug)
         sides.append(alike)
-    return {
-        slugs[0]: sides[1][key][0] for key, slugs in sides[0].items() if len(slugs) == 1 == len(sides[1].get(key, ()))
-    }
+    for key, slugs in sides[0].items():
+        if len(slugs) == 1 == len(sides[1].get(key, ())):
+            moves[slugs[0]] = sides[1][key][0]
+    return moves
 
 
 def show(value: float | None, unit: str) -> str:
@@ -277,22 +302,35 @@ def _whole(art: ArticleChanges, code=str) -> str:
         return f"newly priced, {_count(len(art.added), 'figure')}, {_count(len(art.claims), 'claim')}"
     if art.status == "moved":
         where = "its old address still leads to a page" if art.answers else "its old address is gone"
-        return f"moved to {code(art.moved_to)}, nothing else changed; {where}"
+        if not art.altered:
+            return f"moved to {code(art.moved_to)}, nothing else changed; {where}"
+        return f"moved to {code(art.moved_to)}, {_altered(art)}; {where}"
     where = "its address now shows a notice or a redirect" if art.answers else "its address is gone"
     removed = f"{_count(len(art.removed), 'figure')} and {_count(len(art.claims), 'claim')} removed"
     return f"no longer priced, {removed}; {where}"
 
 
+def _altered(art: ArticleChanges) -> str:
+    """How many of a moved page's figures and claims changed, in a few words."""
+    what = [f"{_count(len(art.changed) + len(art.added) + len(art.removed), 'figure')}"]
+    what += [_count(len(art.claims), "claim")]
+    if art.prices_checked:
+        what.append("its price dates")
+    return ", ".join(what[:-1]) + " and " + what[-1] + " changed"
+
+
 def render_text(changes: list[ArticleChanges]) -> str:
-    """The summary, then each page with its changed figures and claims; a page only on one side is one line."""
+    """The summary, then each page with its changed figures and claims; a page only on one side (but one
+    that moved and changed) is one line."""
     lines = [summary(changes)]
     for art in changes:
-        if art.status:
+        if not art.itemized:
             lines.append(f"{art.slug}: {_whole(art)}")
             continue
+        moved = f"moved to {art.moved_to} ({'old address kept' if art.answers else 'old address gone'}), "
         lines.append(
-            f"{art.slug}: {len(art.changed)} changed, {len(art.added)} added, {len(art.removed)} removed, "
-            f"{len(art.claims)} claims"
+            f"{art.slug}: {moved if art.status else ''}{len(art.changed)} changed, {len(art.added)} added, "
+            f"{len(art.removed)} removed, {len(art.claims)} claims"
         )
         if art.prices_checked:
             lines.append(
@@ -323,40 +361,62 @@ def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> 
     its figures), then a section for each page priced on both sides, pages with the very same changes
     sharing one (a dropped offer moves "of 65" to "of 64" on a thousand pages).
 
-    limit: at most this many characters (a pull request's body holds 65,536): a shared section names its
-    first few pages only, a page that no longer fits is left off whole (a later, shorter one may still fit),
-    and a last line says how many were."""
+    limit: at most this many characters (a pull request's body holds 65,536). The sections hold what
+    changed, so they come first: each list names its first few pages and counts the rest, a shared section
+    names its first few pages, a section that no longer fits is left off whole (a later, shorter one may
+    still fit), the lists then name as many more pages as the room left holds, and a last line says how
+    many pages were left off."""
     lists = [
-        (f"### {heading} ({len(these)})\n\n", [f"- {_cell(a.title)} (`{a.slug}`): {_whole(a, _code)}\n" for a in these])
+        (f"### {heading} ({len(these)})\n\n", [f"- {_cell(a.title)} (`{a.slug}`): {_whole(a, _code)}\n" for a in these],
+         [not a.itemized for a in these])  # (a page whose changes are in a section counts as shown there)
         for status, heading in (("gone", "No longer priced"), ("moved", "Moved"), ("new", "Newly priced"))
         if (these := [a for a in changes if a.status == status])
-    ]
-    groups = _same_changes([art for art in changes if not art.status])
+    ]  # fmt: skip
+    groups = _same_changes([art for art in changes if art.itemized])
     head = summary(changes) + "\n\n"
-    whole = head + "".join(heading + "".join(items) + "\n" for heading, items in lists)
+    whole = head + "".join(heading + "".join(items) + "\n" for heading, items, _ in lists)
     whole += "".join(_section(group) for group in groups)  # each ends in a blank line
     if limit is None or len(whole) <= limit:
         return whole
-    total = sum(len(items) for _, items in lists) + sum(len(group) for group in groups)
+    total = len(changes)
     room = limit - len(head) - max(len(_cut_note(total, limit)), len(_cut_note(0, limit)))
-    out, shown = [head], 0
-    for heading, items in lists:  # a list stops at its first item that does not fit
-        n, size = 0, len(heading) + 1  # (its heading, and the blank line that ends it)
-        while n < len(items) and size + len(items[n]) <= room:
-            size += len(items[n])
-            n += 1
+    ends = [list(itertools.accumulate(map(len, items), initial=0)) for _, items, _ in lists]
+
+    def size(k: int, n: int) -> int:  # list k with its first n pages named
+        return len(lists[k][0]) + ends[k][n] + len(_more(len(lists[k][1]) - n)) + 1  # (a blank line ends it)
+
+    named = [0] * len(lists)
+    for k, (_, items, _) in enumerate(lists):  # each list's first pages, as many as fit
+        n = min(NAMED, len(items))
+        while n and size(k, n) > room:
+            n -= 1
         if n:
-            out.append(heading + "".join(items[:n]) + "\n")
-            room, shown = room - size, shown + n
+            named[k], room = n, room - size(k, n)
+    sections = []
     for group in groups:  # one that does not fit is left off; a later, shorter one may fit
         section = _section(group, names=NAMED)
         if len(section) <= room:
-            out.append(section)
-            room, shown = room - len(section), shown + len(group)
-    return "".join(out) + _cut_note(total - shown, limit)
+            sections.append(section)
+            room -= len(section)
+            total -= len(group)
+    for k, (_, items, _) in enumerate(lists):  # then more of each list's pages, in order, while there is room
+        while named[k] and named[k] < len(items) and size(k, named[k] + 1) - size(k, named[k]) <= room:
+            room -= size(k, named[k] + 1) - size(k, named[k])
+            named[k] += 1
+    out = [head]
+    for (heading, items, counted), n in zip(lists, named, strict=True):
+        if n:
+            out.append(heading + "".join(items[:n]) + _more(len(items) - n) + "\n")
+            total -= sum(counted[:n])
+    return "".join(out + sections) + _cut_note(total, limit)
 
 
-NAMED = 10  # the pages a shared section names in a cut report
+def _more(n: int) -> str:
+    """The line that ends a list cut short in a cut report: how many of its pages it does not name."""
+    return f"- and {n} more\n" if n else ""
+
+
+NAMED = 10  # the pages a list or a shared section names first in a cut report
 
 
 def _same_changes(arts: list[ArticleChanges]) -> list[list[ArticleChanges]]:
@@ -383,12 +443,13 @@ def _section(group: list[ArticleChanges], names: int | None = None) -> str:
     Markdown tables, under the page's title (one page) or a count and the pages' slugs (the first `names`)."""
     art = group[0]
     if len(group) == 1:
-        out = [f"### {_cell(art.title)} (`{art.slug}`)", ""]
+        where = f"`{art.moved_to}`, moved from `{art.slug}`" if art.status else f"`{art.slug}`"
+        out = [f"### {_cell(art.title)} ({where})", ""]
     else:
         shown = group if names is None else group[:names]
         more = f", and {len(group) - len(shown)} more" if len(shown) < len(group) else ""
         out = [f"### The same changes on {len(group)} pages", "",
-               "Pages: " + ", ".join(f"`{a.slug}`" for a in shown) + more + ".", ""]  # fmt: skip
+               "Pages: " + ", ".join(map(_named, shown)) + more + ".", ""]  # fmt: skip
     if art.prices_checked:
         out += [
             f"Prices checked: {', '.join(art.prices_checked[0]) or 'none'} → "
@@ -413,17 +474,24 @@ def _section(group: list[ArticleChanges], names: int | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+def _named(art: ArticleChanges) -> str:
+    """A page's slug in a section's list, marked up; a moved page's new one, and where it was."""
+    return f"`{art.moved_to}` (moved from `{art.slug}`)" if art.status else f"`{art.slug}`"
+
+
 def render_json(changes: list[ArticleChanges]) -> str:
-    """{"summary": ..., "changes": [{page, id, kind, old, new}]}: figures, claims and price dates."""
+    """{"summary": ..., "changes": [{page, id, kind, old, new}]}: figures, claims and price dates (a moved
+    page's under its new slug)."""
     rows = []
     for art in changes:
+        page = art.moved_to or art.slug  # (a moved page's changes are under its new slug)
         if art.prices_checked:
-            rows.append({"page": art.slug, "id": "prices_checked", "kind": "prices_checked",
+            rows.append({"page": page, "id": "prices_checked", "kind": "prices_checked",
                          "old": art.prices_checked[0], "new": art.prices_checked[1]})  # fmt: skip
         for c in [*art.changed, *art.added, *art.removed]:
-            rows.append({"page": art.slug, "id": c.id, "kind": "figure", "old": c.old, "new": c.new, "unit": c.unit})
+            rows.append({"page": page, "id": c.id, "kind": "figure", "old": c.old, "new": c.new, "unit": c.unit})
         for c in art.claims:
-            rows.append({"page": art.slug, "id": c.id, "kind": "claim", "old": c.old, "new": c.new})
+            rows.append({"page": page, "id": c.id, "kind": "claim", "old": c.old, "new": c.new})
     doc = {
         "summary": summary(changes),
         "pages": len(changes),

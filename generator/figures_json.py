@@ -22,7 +22,15 @@ PIECE_LINES = 4096  # lines of figures or claims per encoded piece of an entry
 
 
 def figures_entry(
-    slug: str, title: str, figures, prices_checked, claims=(), claim=claim_line, figure=None, line_runs=None
+    slug: str,
+    title: str,
+    figures,
+    prices_checked,
+    claims=(),
+    claim=claim_line,
+    figure=None,
+    line_runs=None,
+    aliases: tuple[str, ...] = (),
 ) -> list[bytes]:
     """One article's entry in figures.json, UTF-8, in pieces: every figure it shows, sorted, one per line,
     and its claims. Joined, the pieces are the entry; a large listing's (48 MB at 100,000 pages) is never
@@ -37,9 +45,11 @@ def figures_entry(
     made by `claim` (claim_line, which remembers them, or claim_line_once);
     `figure` makes a figure's line (by default with the head of its line
     remembered: a family's pages share ids, units and inputs). `line_runs`, lists of lines in order,
-    are figures already sorted and made into lines (a listing's).
+    are figures already sorted and made into lines (a listing's). `aliases`, the page's earlier addresses,
+    come first when it has any (`costpress changes` reads a renamed page's changes from them).
     """
-    out = [f' {_enc(slug)}: {{\n  "claims": [\n'.encode()]
+    earlier = f'  "aliases": {_enc(list(aliases))},\n' if aliases else ""
+    out = [f' {_enc(slug)}: {{\n{earlier}  "claims": [\n'.encode()]
     _lines_into(out, claims, claim)
     out.append(b'\n  ],\n  "figures": [\n')
     if line_runs is not None:
@@ -149,6 +159,7 @@ def listing_chunk(listing, texts=None) -> list[bytes]:
         claims,
         claim_line_once,
         line_runs=_figure_runs(figures, texts or NO_TEXTS),
+        aliases=listing.aliases,
     )
 
 

@@ -89,7 +89,8 @@ class Fingerprints:
     def of(self, art: Article) -> str | None:
         """The page's fingerprint. What a family's pages share (their text, date and tags, the family's own
         parameters: Article.family_params, and by model and method their records) is digested once; per
-        page, its title, slug and description, the parameters it does not share, and its offer's prices."""
+        page, its title, slug, description and aliases, the parameters it does not share, and its offer's
+        prices."""
         if art.kind != "setup":
             return None
         if art.page_inputs is not None and art.family_params is not None:
@@ -100,7 +101,7 @@ class Fingerprints:
         shared = art.family_params if art.family_params is not None else _NOTHING_SHARED
         return digest_of(
             self._held(art, shared, p.get("model"), p.get("method")),
-            repr((art.title, art.slug, art.description)),
+            repr((art.title, art.slug, art.description, art.aliases)),
             self._params(p, shared),
             self._provider(str(p.get("offer", "")), art.prices_as_of),
         )
@@ -143,6 +144,7 @@ class Fingerprints:
             listing,
             self._list_digest(shown),
             self._provider(offer, art.prices_as_of),
+            *art.aliases,  # (its figures entry names them)
         )
 
     def shared(self, art: Article, model: str, method: str) -> str:

@@ -361,7 +361,11 @@ def _finish(prepared: list[_Prepared]) -> list[tuple[PageInfo | None, list[str]]
     chunks: dict[int, bytes] = {}
     for n in ok:
         art, ctx = arts[n], prepared[n].ctx
-        chunks[n] = b"".join(figures_entry(art.slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values)))
+        chunks[n] = b"".join(
+            figures_entry(
+                art.slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values), aliases=art.aliases
+            )
+        )
     files: dict[int, list] = {}
     for n in ok:
         slug, page, blocks = arts[n].slug, done[n], prepared[n].ctx.blocks

@@ -13,7 +13,7 @@ import shutil
 import pytest
 from conftest import A, B, cli_build, leftovers, make_content, read_tree, replace, run_cli
 
-from generator import guard
+from generator import changes, guard
 
 LISTING = "fine-tune-70b-every-setup"
 BASE = "https://costpress.example/"  # content/site.yaml's base_url
@@ -63,10 +63,15 @@ def test_each_earlier_address_sends_readers_to_the_page_and_goes_when_its_alias_
         assert '<meta name="robots" content="noindex">' in html
         title = re.search(r"<title>(.*?)</title>", (out / slug / "index.html").read_text()).group(1)
         assert f"<title>{title}</title>" in html  # the page's own title, site name included
-    # search engines, feeds and the change report know only the page's own address
-    for name in ("sitemap.xml", "atom.xml", "figures.json"):
+    # search engines and feeds know only the page's own address; figures.json names the others as its aliases
+    for name in ("sitemap.xml", "atom.xml"):
         text = (out / name).read_text()
         assert "spark-qlora-cost" not in text and "2025/11" not in text and "every-70b-setup" not in text, name
+    entries = changes.parse((out / "figures.json").read_bytes(), "figures.json", lambda rel: (out / rel).read_bytes())
+    assert not any(alias in entries for alias in cases)
+    assert entries[A]["aliases"] == ["spark-qlora-cost", "2025/11/spark"]
+    assert entries[LISTING]["aliases"] == ["every-70b-setup"]
+    assert json.loads((out / A / "figures.json").read_text())["articles"][A]["aliases"] == entries[A]["aliases"]
     listed = (out / guard.MARKER).read_text()
     assert all(f"{alias}/index.html" in listed for alias in cases)
     assert cli_build(content, out, "--check").exit_code == 0
@@ -215,10 +220,32 @@ def test_a_family_s_earlier_slug_pattern_keeps_each_page_s_old_address(tmp_path)
     moved = json.loads(report.output)["moved"]
     assert moved == sorted(({"page": old_address(slug), "to": slug, "address_kept": True} for slug in pages),
                            key=lambda m: m["page"])  # fmt: skip
+    entries = changes.parse((out / "figures.json").read_bytes(), "figures.json", lambda rel: (out / rel).read_bytes())
+    assert all(entries[slug]["aliases"] == [old_address(slug)] for slug in pages)  # what ties the two
 
-    family.write_text(family.read_text().replace(f'  aliases: ["{WAS}"]\n', ""))
+    # renamed as a price changed: still moved, each page with its changes under its new address
+    price = content / "prices" / "nodus" / "2026-11-05.yaml"
+    price.write_text(replace("usd_per_hour: 5.50}", "usd_per_hour: 6.05}")(price.read_text()))
     assert cli_build(content, out).exit_code == 0
-    assert not [p.name for p in out.iterdir() if "-on-" in p.name and p.name.startswith("llama-3-3-70b")]
+    report = json.loads(run_cli("changes", "--old", str(published / "figures.json"), "--new",
+                                str(out / "figures.json"), "--format", "json").output)  # fmt: skip
+    assert report["moved"] == moved and report["gone"] == report["new"] == []
+    nodus = "llama-3-3-70b-qlora-nodus-1x-b200"  # RENAMED for the offer whose price changed
+    rows = [row for row in report["changes"] if row["page"] == nodus and row["kind"] == "figure"]
+    assert rows and {round(row["new"] / row["old"], 9) for row in rows if row["unit"].startswith("USD")} == {1.1}
+    assert not {row["page"] for row in report["changes"]} & {old_address(slug) for slug in pages}
+
+    # another earlier pattern in its place (nothing else in the file moves), then none: each build leaves
+    # the pages at the old addresses, and the aliases in figures.json, as a build from nothing would
+    other = WAS.replace("-on-", "-at-")
+    for before, after in ((f'"{WAS}"', f'"{other}"'), (f'  aliases: ["{other}"]\n', "")):
+        family.write_text(family.read_text().replace(before, after))
+        assert cli_build(content, out).exit_code == 0
+        fresh = tmp_path / "fresh"
+        assert cli_build(content, fresh).exit_code == 0
+        assert read_tree(out) == read_tree(fresh)
+        shutil.rmtree(fresh)
+    assert not [p.name for p in out.iterdir() if re.search("-on-|-at-", p.name) and p.name.startswith("llama-3-3")]
 
 
 @pytest.mark.parametrize(

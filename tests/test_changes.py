@@ -138,6 +138,8 @@ def test_a_file_that_is_not_a_figures_json_is_one_line(tmp_path, text, words):
         ('{"figures": [{"id": "x", "unit": "USD", "value": "7"}]}', "articles['a'].figures[0]: expected an object"),
         ('{"claims": [{"id": "c"}]}', "articles['a'].claims[0]: expected an object with a text id and subject"),
         ('{"prices_checked": "2026-11-29"}', "articles['a'].prices_checked: expected a list of dates"),
+        ('{"aliases": "old-name"}', "articles['a'].aliases: expected a list of addresses"),
+        ('{"aliases": [3]}', "articles['a'].aliases: expected a list of addresses"),
     ],
 )
 def test_an_article_entry_of_another_shape_is_one_line(tmp_path, entry, words):
@@ -207,11 +209,15 @@ def test_a_markdown_report_cut_to_a_length_keeps_within_it_and_says_how_many_pag
     old |= {f"moved-{n:02}": page(n, [1.0] * (1 + n % 7) if n < 12 else [1.0]) for n in range(30)}
     new = {f"moved-{n:02}": page(n, [2.0 + n] * (1 + n % 7) if n < 12 else [2.0]) for n in range(30)}  # 18 alike
     new |= {f"new-{n}": page(n, [3.0]) for n in range(5)}
+    old |= {f"ren-old-{n:02}": page(100 + n, [9.0]) for n in range(20)}  # renamed, nothing else changed
+    new |= {f"ren-new-{n:02}": page(100 + n, [9.0]) for n in range(20)}
     found = ch.compare(old, new)
     whole = ch.render_markdown(found)
     assert ch.render_markdown(found, len(whole)) == whole  # it fits: nothing left off, no last line
+    counted = 0  # cut reports whose lists end in a count of the pages they do not name
     for limit in range(1000, len(whole), 97):
         cut = ch.render_markdown(found, limit)
+        counted += bool(re.search(r"^- and \d+ more$", cut, re.M))
         assert len(cut) <= limit, limit
         assert cut.startswith(ch.summary(found) + "\n\n")
         body, last = cut.rstrip("\n").rsplit("\n", 1)
@@ -221,16 +227,44 @@ def test_a_markdown_report_cut_to_a_length_keeps_within_it_and_says_how_many_pag
         items = re.findall(r"^- Page \d+ \(`([a-z0-9-]+)`\)", body, re.M)
         sections = re.findall(r"^### Page \d+ \(`([a-z0-9-]+)`\)$", body, re.M)
         shared = [int(n) for n in re.findall(r"^### The same changes on (\d+) pages$", body, re.M)]
-        assert left + len(items) + len(sections) + sum(shared) == 75, limit
+        assert left + len(items) + len(sections) + sum(shared) == 95, limit
         assert len(re.findall(r"^Pages: ", body, re.M)) == len(shared), limit
-        for heading, prefix in (("No longer priced (40)", "gone-"), ("Newly priced (5)", "new-")):
+        for heading, prefix in (("No longer priced (40)", "gone-"), ("Moved (20)", "ren-old-"),
+                                ("Newly priced (5)", "new-")):  # fmt: skip
             mine = [slug for slug in items if slug.startswith(prefix)]
             assert mine == sorted(mine) and (not mine or f"### {heading}\n\n- Page" in body), limit
             if mine:  # a list is shown from its first item, in order, with none skipped
-                first = int(mine[0].split("-")[1])
-                assert first == 0 and mine == [f"{prefix}{n:02}" if prefix == "gone-" else f"{prefix}{n}"
-                                               for n in range(len(mine))], limit  # fmt: skip
+                assert mine == [f"{prefix}{n}" if prefix == "new-" else f"{prefix}{n:02}"
+                                for n in range(len(mine))], limit  # fmt: skip
+        lists = r"^### (No longer priced|Moved|Newly priced) \((\d+)\)\n\n(?:- Page .*\n)*(?:- and (\d+) more\n)?"
+        for heading, count, more in re.findall(lists, body, re.M):
+            prefix = {"No longer priced": "gone-", "Moved": "ren-old-", "Newly priced": "new-"}[heading]
+            mine = [slug for slug in items if slug.startswith(prefix)]
+            assert len(mine) + int(more or 0) == int(count), limit  # the rest of a list counted on its last line
         assert "\n\n\n" not in cut and not re.search(r"^- .*\n###", cut, re.M), limit  # a list ends in a blank line
+    assert counted > 5
+
+
+def test_a_cut_report_keeps_room_for_what_changed_before_naming_every_page_of_a_long_list():
+    """A family renamed as prices changed: a thousand lines of "moved" would fill the pull request body.
+    A cut report names each list's first pages, then shows every section that fits, and only then names more
+    of the list, counting the rest."""
+    from generator import changes as ch
+
+    def page(title, value):
+        return {"title": title, "figures": [{"id": "cost", "unit": "USD", "value": value}], "claims": []}
+
+    old = {f"ren-old-{n:03}": page(f"R{n}", 9.0) for n in range(300)}
+    new = {f"ren-new-{n:03}": page(f"R{n}", 9.0) for n in range(300)}
+    old |= {f"p-{n}": page(f"P{n}", 1.0) for n in range(5)}
+    new |= {f"p-{n}": page(f"P{n}", 2.0 + n) for n in range(5)}  # five pages, each with changes of its own
+    cut = ch.render_markdown(ch.compare(old, new), 6000)
+    assert len(cut) <= 6000 and all(f"### P{n} (`p-{n}`)\n" in cut for n in range(5))
+    named = re.findall(r"^- R\d+ \(`(ren-old-\d+)`\): moved to `ren-new-\d+`", cut, re.M)
+    assert named == [f"ren-old-{n:03}" for n in range(len(named))] and 10 < len(named) < 300
+    assert f"\n- and {300 - len(named)} more\n\n###" in cut
+    assert cut.endswith(f"_{300 - len(named)} more pages left off: this report stops at 6000 characters "
+                        "(`--max-chars`); without it every page is named._\n")  # fmt: skip
 
 
 def test_pages_with_the_very_same_changes_share_one_markdown_section():
@@ -289,10 +323,11 @@ def test_max_chars_is_for_markdown_only(tmp_path):
     assert result.output == "error: --max-chars applies to --format markdown, not --format json\n"
 
 
-def test_a_renamed_article_moved_and_one_renamed_as_its_figures_changed_is_gone_and_new(repo):
+def test_a_renamed_article_moved_and_without_its_alias_as_a_price_changed_is_gone_and_new(repo):
     """Against a fresh build: an article under a new slug with nothing else changed moved (its alias page
-    answers at the old address, or, without the alias, nothing does). Renamed while a price it shows changed,
-    it is a page gone (its address kept) and a page new. Removed outright, it leaves an address that is gone."""
+    answers at the old address, or, without the alias, nothing does). Renamed with its alias while a price it
+    shows changed, it moved and its changes are told; without the alias nothing ties the two, so it is a page
+    gone and a page new. Removed outright, it leaves an address that is gone."""
     from conftest import A
 
     path = repo / "content" / "articles" / f"{A}.md"
@@ -315,12 +350,29 @@ def test_a_renamed_article_moved_and_one_renamed_as_its_figures_changed_is_gone_
     path.write_text(replace(f"\nslug: {A}\n", f"\nslug: spark-qlora\naliases: [{A}]\n")(text))
     price = repo / "content/prices/spark-rental/2026-10-28.yaml"
     price.write_text(replace("usd_per_hour: 0.75", "usd_per_hour: 0.80")(price.read_text()))
+    result = run_cli("changes")  # renamed with its alias as a price changed: moved, with the price's changes
+    assert result.exit_code == 3, result.output
+    lines = result.output.splitlines()
+    assert lines[0].endswith(" claims changed; 1 page moved (1 keeps its old address)."), lines[0]
+    assert lines[1].startswith(f"{A}: moved to spark-qlora (old address kept), "), lines[1]
+    assert "  input.Hourly price, 1 × DGX Spark: $0.75 -> $0.80 (+6.7%)" in lines  # 0.80 / 0.75 = 1.0667
+    figures = [line for line in lines[2:] if not line.startswith("  claim ")]
+    claims = len(lines) - 2 - len(figures)
+    assert len(figures) > 10 and all(line.endswith(" (+6.7%)") for line in figures)  # every cost is hours × price
+    doc = json.loads(run_cli("changes", "--format", "json").output)
+    assert doc["moved"] == [{"page": A, "to": "spark-qlora", "address_kept": True}] and doc["new"] == doc["gone"] == []
+    assert doc["changes"] and {row["page"] for row in doc["changes"]} == {"spark-qlora"}  # its new address
+    markdown = run_cli("changes", "--format", "markdown").output
+    assert f" (`{A}`): moved to `spark-qlora`, {len(figures)} figures and {claims} claims changed; its old " in markdown
+    assert f"(`spark-qlora`, moved from `{A}`)\n\n| figure | old | new | change |\n" in markdown
+
+    path.write_text(replace(f"\nslug: {A}\n", "\nslug: spark-qlora\n")(text))  # no alias: nothing ties them
     result = run_cli("changes")
     assert result.exit_code == 3, result.output
     lines = result.output.splitlines()
-    assert lines[0].endswith("; 1 page no longer priced (1 keeps its address); 1 page newly priced."), lines[0]
+    assert lines[0].endswith("; 1 page no longer priced (0 keep their address); 1 page newly priced."), lines[0]
     gone = next(line for line in lines if line.startswith(f"{A}: "))
-    assert gone.startswith(f"{A}: no longer priced, ") and gone.endswith("its address now shows a notice or a redirect")
+    assert gone.startswith(f"{A}: no longer priced, ") and gone.endswith("its address is gone")
     assert any(line.startswith("spark-qlora: newly priced, ") for line in lines)
     path.unlink()
     lines = run_cli("changes").output.splitlines()
@@ -349,6 +401,55 @@ def test_a_page_moved_only_when_its_entry_matches_exactly_one_on_the_other_side(
     )
     assert "### Moved (1)\n\n- A (`a-old`): moved to `a-new`, nothing else changed; its old address still leads " \
         "to a page\n" in ch.render_markdown(found)  # fmt: skip
+
+
+def test_a_page_that_names_a_gone_page_among_its_aliases_moved_from_it_whatever_else_changed():
+    """figures.json names each page's aliases: a page only the new figures have that names a page only the
+    old ones have moved from it, and its changes are told against that page's entry (a family renamed as a
+    price changed). An alias naming a page still on both sides, or a page that was there before, ties nothing."""
+    from generator import changes as ch
+
+    def page(title, value, of):
+        return {"title": title, "figures": [{"id": "cost", "unit": "USD", "value": value}],
+                "claims": [{"id": "of", "subject": of}]}  # fmt: skip
+
+    old = {"a-old": page("A", 1.0, "3"), "b-old": page("B", 2.0, "3"), "c": page("C", 1.0, "3"),
+           "d-old": page("D", 4.0, "3")}  # fmt: skip
+    new = {"a-new": {**page("A", 1.5, "2"), "aliases": ["a-old"]},  # moved, and changed
+           "b-new": page("B", 2.0, "3"),  # moved with nothing else changed: the only entry alike
+           "c": {**page("C", 1.0, "3"), "aliases": ["d-old"]},  # was there before: d-old is gone
+           "e-new": {**page("E", 5.0, "1"), "aliases": ["c"]}}  # c is still there: e-new is new  # fmt: skip
+    found = ch.compare(old, new, answers=lambda slug: slug == "a-old")
+    summary = ("4 pages, 3 figures, 3 claims changed; 1 page no longer priced (0 keep their address); 2 pages moved "
+               "(1 keeps its old address); 1 page newly priced.")  # fmt: skip
+    assert ch.render_text(found).splitlines() == [
+        summary,
+        "a-old: moved to a-new (old address kept), 1 changed, 0 added, 0 removed, 1 claims",
+        "  cost: $1.00 -> $1.50 (+50.0%)",  # 1.5 / 1.0
+        "  claim of: 3 -> 2",
+        "b-old: moved to b-new, nothing else changed; its old address is gone",
+        "d-old: no longer priced, 1 figure and 1 claim removed; its address is gone",
+        "e-new: newly priced, 1 figure, 1 claim",
+    ]
+    whole = ch.render_markdown(found)
+    moved = ("### Moved (2)\n\n- A (`a-old`): moved to `a-new`, 1 figure and 1 claim changed; its old address "
+             "still leads to a page\n- B (`b-old`): moved to `b-new`, nothing else changed; its old address is "
+             "gone\n\n")  # fmt: skip
+    assert moved in whole
+    assert whole.endswith("### A (`a-new`, moved from `a-old`)\n\n| figure | old | new | change |\n"
+                          "|---|---:|---:|---:|\n| `cost` | $1.00 | $1.50 | +50.0% |\n\n| claim | was | now |\n"
+                          "|---|---|---|\n"
+                          "| `of` | 3 | 2 |\n\n")  # fmt: skip
+    # cut one short, the moved page's section is left off: named in the list, it still counts as left off
+    cut = ch.render_markdown(found, len(whole) - 1)
+    assert moved in cut and "### A (" not in cut and cut.endswith(
+        f"_1 more page left off: this report stops at {len(whole) - 1} characters (`--max-chars`); without it "
+        "every page is named._\n")  # fmt: skip
+    doc = json.loads(ch.render_json(found))
+    assert doc["moved"] == [{"page": "a-old", "to": "a-new", "address_kept": True},
+                            {"page": "b-old", "to": "b-new", "address_kept": False}]  # fmt: skip
+    assert [(r["page"], r["id"], r["old"], r["new"]) for r in doc["changes"] if r["page"].startswith("a-")] == [
+        ("a-new", "cost", 1.0, 1.5), ("a-new", "of", "3", "2")]  # fmt: skip
 
 
 def test_written_articles_come_before_the_page_families_pages(tmp_path):

@@ -31,8 +31,9 @@ from generator.errors import CostpressError
 @click.option(
     "--max-chars",
     type=click.IntRange(min=1000),
-    help="Markdown only: at most this many characters (a pull request body holds 65536); sections shared by pages "
-    "with the same changes name ten of them, and whole pages are left off if need be.",
+    help="Markdown only: at most this many characters (a pull request body holds 65536); lists of pages and "
+    "sections shared by pages with the same changes name ten of them first, and whole pages are left off if need "
+    "be.",
 )
 def changes(
     content: Path,
