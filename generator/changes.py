@@ -330,7 +330,7 @@ def render_text(changes: list[ArticleChanges]) -> str:
         moved = f"moved to {art.moved_to} ({'old address kept' if art.answers else 'old address gone'}), "
         lines.append(
             f"{art.slug}: {moved if art.status else ''}{len(art.changed)} changed, {len(art.added)} added, "
-            f"{len(art.removed)} removed, {len(art.claims)} claims"
+            f"{len(art.removed)} removed, {_count(len(art.claims), 'claim')}"
         )
         if art.prices_checked:
             lines.append(

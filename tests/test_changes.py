@@ -424,7 +424,7 @@ def test_a_page_that_names_a_gone_page_among_its_aliases_moved_from_it_whatever_
                "(1 keeps its old address); 1 page newly priced.")  # fmt: skip
     assert ch.render_text(found).splitlines() == [
         summary,
-        "a-old: moved to a-new (old address kept), 1 changed, 0 added, 0 removed, 1 claims",
+        "a-old: moved to a-new (old address kept), 1 changed, 0 added, 0 removed, 1 claim",
         "  cost: $1.00 -> $1.50 (+50.0%)",  # 1.5 / 1.0
         "  claim of: 3 -> 2",
         "b-old: moved to b-new, nothing else changed; its old address is gone",
