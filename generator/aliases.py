@@ -82,10 +82,11 @@ PATTERN = ("page", "aliases")  # where a family's earlier slug patterns are
 
 def _owners(articles: Iterable, listings: Iterable) -> Iterator[tuple]:
     """(slug, title, file, its front matter, where the aliases are in it, aliases) for each article and
-    listing that has aliases."""
+    listing that has aliases (a family's page has them from its family's earlier patterns; a written
+    article, of any kind, from its own front matter)."""
     for a in articles:
         if a.aliases:
-            yield a.slug, a.title, a.file, a.params_doc, PATTERN if a.kind == "setup" else ("aliases",), a.aliases
+            yield a.slug, a.title, a.file, a.params_doc, ("aliases",) if a.page_inputs is None else PATTERN, a.aliases
     for x in listings:
         if x.aliases:
             yield x.slug, x.title, x.family.file, x.family.doc, ("listing", "aliases"), x.aliases

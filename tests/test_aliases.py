@@ -135,6 +135,44 @@ def test_an_alias_the_site_cannot_hold_is_one_line_and_the_site_stays(tmp_path, 
     assert not [name for name in leftovers(tmp_path) if name.endswith((".tmp", ".staging"))]
 
 
+# An article of kind `setup` written by hand (not made by a family): its aliases are its own front matter's
+SETUP = """---
+title: One setup, written by hand
+slug: my-setup
+date: 2026-11-01
+description: One setup.
+kind: setup
+aliases: [{aliases}]
+params:
+  model: llama-3.3-70b
+  method: qlora
+  offer: nodus:h100x1
+  reference_tokens: 20M
+  token_budgets: [1M, 10M]
+  chart_tokens: [1M, 10M]
+  utilization: 0.3
+  startup_hours: 0.25
+  neighbours: {{shown: [], others: 0, cheaper: 0}}
+  listing_slug: {listing}
+---
+Text.
+"""
+
+
+def test_a_written_setup_article_s_aliases_are_its_own_not_a_family_s_pattern(tmp_path):
+    """A family's pages are of kind `setup` too; a written one's bad alias is told at its own line (it had
+    been read as a family's page.aliases pattern: a KeyError and a traceback)."""
+    content = make_content(tmp_path, {"articles/my-setup.md": SETUP.format(aliases="my-setup", listing=A)})
+    result = cli_build(content, tmp_path / "site")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert ("error: content/articles/my-setup.md:7: aliases: 'my-setup' is this page's own address; list only "
+            "addresses it had before") in result.output  # fmt: skip
+    (content / "articles" / "my-setup.md").write_text(SETUP.format(aliases="my-old-setup", listing=A))
+    result = cli_build(content, tmp_path / "site")
+    assert result.exit_code == 0, result.output
+    assert moved_to((tmp_path / "site" / "my-old-setup" / "index.html").read_text())[0] == "../my-setup/index.html"
+
+
 def test_a_listing_alias_that_is_a_page_of_its_family_names_the_family_file_and_line(tmp_path):
     page = "llama-3-3-70b-qlora-on-nodus-h100x1"
     content = make_content(tmp_path, with_aliases("[ok]", f"[{page}]"), True)
