@@ -27,7 +27,8 @@ def problems(articles: Iterable, listings: Iterable, owners: dict[str, tuple], r
     """A problem, with its file and line, for each alias that cannot be published.
 
     `articles`: the written articles (drafts this build leaves out are not
-    among them) and the family pages that have aliases; `owners`: every
+    among them) and the family pages (those without aliases are passed
+    over); `owners`: every
     page's slug (articles, families' pages and listings) to a tuple whose
     first item is its file, as build.slug_clashes collects them;
     `reserved`: the folders the build writes for itself, with what each

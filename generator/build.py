@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import functools
+import itertools
 import multiprocessing as mp
 import os
 import re
@@ -152,9 +153,7 @@ def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> 
             else:
                 clashes.append(f"{owner}: slug {slug!r} is already used by {first}")
         owners[slug] = (owner, family_page)
-    renamed = [a for a in family_articles if a.aliases]  # (page.aliases)
-    if renamed or any(a.aliases for a in catalog.articles) or any(x.aliases for x in listings):
-        clashes += aliases.problems([*catalog.articles, *renamed], listings, owners, reserved)
+    clashes += aliases.problems(itertools.chain(catalog.articles, family_articles), listings, owners, reserved)
     return list(dict.fromkeys(clashes))
 
 
