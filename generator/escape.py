@@ -184,6 +184,20 @@ def yaml_str(value: Any) -> str:
     return YAML_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def yaml_scalar(text: str) -> str:
+    """`text` as the value of a YAML mapping key, as simply as it reads back: plain when YAML reads it back
+    the same (no flow characters, which read differently inside a flow mapping), else double-quoted."""
+    import yaml
+
+    try:
+        plain = yaml.safe_load(f"x: {text}")
+    except yaml.YAMLError:
+        plain = None
+    if plain == {"x": text} and not any(c in text for c in "{}[],"):
+        return text
+    return yaml_str(text)
+
+
 def slug_of(text: str) -> str:
     """The URL-safe name of a tag or a heading: lower-case ASCII letters and digits joined by '-', accents
     dropped from the letters they sit on ('über' → 'uber'); '' when nothing is left ('🚀')."""

@@ -13,10 +13,9 @@ import json
 import re
 from pathlib import Path
 
-import yaml
-
 from generator.engine.architecture import Architecture, UnknownArchitecture, from_config
 from generator.errors import CostpressError
+from generator.escape import yaml_scalar
 
 ENTRY_START = re.compile(r"^  - id: *(\S+) *$")
 KEY = re.compile(r"^    ([a-z_]+):", re.M)
@@ -42,25 +41,14 @@ def entry_text(
 ) -> str:
     defaults = {f.name: f.default for f in dataclasses.fields(Architecture)}
     block = {k: v for k, v in dataclasses.asdict(arch).items() if k not in defaults or v != defaults[k]}
-    inner = ", ".join(f"{k}: {_scalar(v) if isinstance(v, str) else json.dumps(v)}" for k, v in block.items())
-    lines = [f"  - id: {model_id}", f"    name: {_scalar(name)}"]
+    inner = ", ".join(f"{k}: {yaml_scalar(v) if isinstance(v, str) else json.dumps(v)}" for k, v in block.items())
+    lines = [f"  - id: {model_id}", f"    name: {yaml_scalar(name)}"]
     if published is not None:
         lines.append(f"    parameters: {published}")
-    lines += [f"    architecture: {{{inner}}}", f"    source: {_scalar(source)}"]
+    lines += [f"    architecture: {{{inner}}}", f"    source: {yaml_scalar(source)}"]
     if url:
         lines.append(f"    url: {url}")
     return "\n".join(lines) + "\n"
-
-
-def _scalar(text: str) -> str:
-    """Text as YAML writes it most simply: plain when it reads back the same, else double-quoted."""
-    try:
-        plain = yaml.safe_load(f"x: {text}")
-    except yaml.YAMLError:
-        plain = None
-    if plain == {"x": text} and "{" not in text and "}" not in text and "," not in text:
-        return text
-    return json.dumps(text, ensure_ascii=False)
 
 
 def merge(text: str, model_id: str, entry: str) -> tuple[str, bool]:

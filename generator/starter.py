@@ -15,12 +15,16 @@ from pathlib import Path
 
 from generator import __version__, guard
 from generator.errors import CostpressError
+from generator.escape import md_escape_text, yaml_scalar
 from generator.scaffold import scaffold
 from generator.theme import SCAFFOLDS
 
 STARTER = Path(__file__).resolve().parent / "starter"
 # package data cannot hold dot-files reliably: renamed on the way out
 RENAMED = {"gitignore": ".gitignore", "github": ".github"}
+# The files that name the site or the costpress release, and how the title is written into each: as a
+# Markdown heading's text, or as a YAML value (quoted when YAML would read it as something else)
+FILLED = {"README.md": md_escape_text, "site.yaml": yaml_scalar, "price-refresh.yml": str}
 ARTICLES = {  # kind: slug of its example article
     "flops": "what-a-70b-fine-tune-costs",
     "market": "one-fine-tune-across-providers",
@@ -45,9 +49,9 @@ def init_site(dest: Path, day: dt.date, title: str = "GPU cost notes") -> list[P
         rel = Path(*[RENAMED.get(part, part) for part in path.relative_to(STARTER).parts])
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if rel.name in ("README.md", "price-refresh.yml"):
-            text = path.read_text().replace("__TITLE__", title).replace("__COSTPRESS__", f"costpress=={__version__}")
-            target.write_text(text)
+        if rel.name in FILLED:
+            text = path.read_text().replace("__TITLE__", FILLED[rel.name](title))
+            target.write_text(text.replace("__COSTPRESS__", f"costpress=={__version__}"))
         else:
             shutil.copyfile(path, target)
         written.append(target)

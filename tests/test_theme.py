@@ -99,6 +99,37 @@ def test_init_writes_a_whole_site(tmp_path):
     assert "costpress changes --format markdown" in workflow and f'"costpress=={__version__}"' in workflow
 
 
+@pytest.mark.parametrize("title", ["Rent or buy", 'Notes: "cheap" GPUs, #1 {of 2}', "yes", "2026", "- a list?"])
+def test_init_s_title_is_the_site_s_title(tmp_path, monkeypatch, title):
+    """--title went into README.md only: every page of the new site was titled 'GPU cost notes'. Titles that
+    YAML would read as something else (a comment, a mapping, true, a number, a list) are quoted."""
+    import json
+
+    import yaml
+    from markupsafe import escape
+
+    assert run_cli("init", str(tmp_path / "blog"), "--title", title).exit_code == 0
+    settings = yaml.safe_load((tmp_path / "blog" / "content" / "site.yaml").read_text())
+    assert (settings["title"], settings["publisher"]) == (title, title)
+    monkeypatch.chdir(tmp_path / "blog")
+    result = run_cli("build")
+    assert result.exit_code == 0, result.output
+    home = (tmp_path / "blog" / "site" / "index.html").read_text()
+    assert f"<title>{escape(title)}</title>" in home
+    assert f'<a class="site-title" href="index.html">{escape(title)}</a>' in home
+    page = (tmp_path / "blog" / "site" / ARTICLES["flops"] / "index.html").read_text()
+    article = json.loads(page.split('<script type="application/ld+json">', 1)[1].split("</script>", 1)[0])
+    assert article["publisher"]["name"] == title
+
+
+@pytest.mark.parametrize("title", ["", "  ", "two\nlines", "a\ttab", "bidi \u202e"])
+def test_init_refuses_a_title_a_page_cannot_show(tmp_path, title):
+    result = run_cli("init", str(tmp_path / "blog"), "--title", title)
+    assert result.exit_code == 1
+    assert result.output == "error: --title: expected one line of text without control characters\n"
+    assert not (tmp_path / "blog").exists()
+
+
 def test_init_names_its_folder_as_a_shell_reads_it(tmp_path, monkeypatch):
     """'next: cd my site' was two words to a shell."""
     monkeypatch.chdir(tmp_path)

@@ -102,10 +102,11 @@ def init(folder: Path, title: str) -> None:
     import datetime as dt
     import shlex
 
+    from generator.schema import LINE_RE
     from generator.starter import init_site
 
-    if "\n" in title or not title.strip():
-        raise CostpressError("--title: expected one line of text")
+    if not title.strip() or LINE_RE.search(title):  # what site.yaml's title may be
+        raise CostpressError("--title: expected one line of text without control characters")
     written = init_site(folder, dt.date.today(), title)
     # the folder as a shell reads it ("my site" would be two words); a name with a control character in
     # ANSI-C quotes ($'my\nsite', bash and zsh), which read its escapes back as the characters
