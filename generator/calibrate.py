@@ -173,3 +173,17 @@ def dump(rec: dict) -> str:
     return "# Written by costpress calibrate.\n" + yaml.safe_dump(
         {"benchmarks": [rec]}, sort_keys=False, allow_unicode=True, width=1000
     )
+
+
+def ids_in(path: Path) -> set[str]:
+    """The ids of the benchmark records `path` holds, if it is a readable benchmarks file; else none."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, yaml.YAMLError):
+        return set()
+    records = doc.get("benchmarks") if isinstance(doc, dict) else None
+    return (
+        {r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str)}
+        if isinstance(records, list)
+        else set()
+    )

@@ -65,7 +65,7 @@ class Summary:
     noun: str = "offers"
 
     def lines(self) -> list[str]:
-        out = [f"read {self.rows} rows, wrote {self.offers} {self.noun}"]
+        out = [f"read {self.rows} rows, kept {self.offers} {self.noun}"]
         for reason, n in sorted(self.skipped.items()):
             out.append(f"skipped {n} rows: {reason}")
         if self.unknown:

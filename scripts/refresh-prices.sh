@@ -13,6 +13,10 @@
 # changed, 3 figures changed (report in build/changes.md, cut to a pull
 # request body's length, and whole in build/changes-full.md), anything else a
 # failure (bad price, failing test).
+#
+# A snapshot of that day already in content/prices/ is kept as it is: someone
+# may have confirmed a price in it (confirmed: true) after the guard stopped an
+# earlier run. Remove it to import that catalog again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +29,8 @@ make --quiet .venv/.installed
 for provider in "${!names[@]}"; do
   csv="$dir/$provider.csv"
   [ -f "$csv" ] || { echo "skip $provider: no $csv"; continue; }
+  kept="content/prices/$provider/$day.yaml"
+  [ -e "$kept" ] && { echo "skip $provider: $kept is already there (remove it to import again)"; continue; }
   .venv/bin/costpress import-prices skypilot "$csv" --provider "$provider" --name "${names[$provider]}" --checked "$day" "${commit[@]}"
 done
 

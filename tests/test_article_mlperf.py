@@ -136,7 +136,7 @@ def test_import_reproduces_the_content_file(tmp_path):
     shutil.copy(SUITE, target)
     result = run_cli("import-results", "mlperf", str(CSV), "--out", str(target), "--content", str(CONTENT))
     assert result.exit_code == 0, result.output
-    assert "wrote 45 results" in result.output
+    assert "kept 45 results" in result.output
     assert "skipped 2 rows: same run logs as another submission" in result.output
     assert target.read_bytes() == SUITE.read_bytes()
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from generator import authored
 from generator.commands.base import Number, cli, content_option
 from generator.errors import CostpressError
 
@@ -138,6 +139,7 @@ def memory_command(
     default=None,
     help="File to write (default: content/benchmarks/<id>.yaml); '-' prints it.",
 )
+@click.option("--replace", is_flag=True, help="Overwrite that file when it holds something else.")
 def calibrate(
     content: Path,
     trainer: Path | None,
@@ -153,6 +155,7 @@ def calibrate(
     count: int,
     source: str | None,
     out: Path | None,
+    replace: bool,
 ) -> None:
     """Turn a short measured run into a benchmark record with its implied utilization."""
     from generator import calibrate as cal
@@ -189,9 +192,10 @@ def calibrate(
         click.echo(text, nl=False)
         return
     target = out or content / "benchmarks" / f"{bench_id}.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    click.echo(f"{fmt_rate(m.tokens_per_second)} tokens/s, {util:.1%} of dense peak; wrote {target}")
+    if bench_id in cat.benchmarks and bench_id not in cal.ids_in(target):
+        raise CostpressError(f"--id: {bench_id!r} is already a benchmark record in {content}; choose another id")
+    done = authored.write_new(target, text, replace, "--replace overwrites it, or choose another --id or --out")
+    click.echo(f"{fmt_rate(m.tokens_per_second)} tokens/s, {util:.1%} of dense peak; {done} {target}")
 
 
 def fmt_rate(x: float) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from generator import authored
 from generator.commands.base import cli, content_option
 from generator.errors import ContentError, CostpressError
 
@@ -53,7 +54,7 @@ def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Pa
     if problems or header is None:
         raise ContentError(problems)
     text, summary = import_mlperf(csv_file, header, load_hardware(content), count)
-    out.write_text(text, encoding="utf-8")
+    authored.write_whole(out, text.encode("utf-8"))
     for line in summary.lines():
         click.echo(line)
     click.echo(f"wrote {out}")
@@ -95,7 +96,7 @@ def import_model(
         raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
     entry = models_file.entry_text(model_id, name, arch, published, source or f"config.json ({config.name})", url)
     merged, replaced = models_file.merge(text, model_id, entry)
-    target.write_text(merged, encoding="utf-8")
+    authored.write_whole(target, merged.encode("utf-8"))
     moe = f", {active:,} active per token" if arch.moe else ""
     click.echo(f"{'replaced' if replaced else 'added'} {model_id} in {target}: {total:,} parameters{moe}")
 
@@ -104,7 +105,9 @@ def import_model(
 @click.argument("kind", metavar="FORMAT", type=click.Choice(["skypilot"]))
 @click.argument("csv_file", metavar="CSV", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--provider", required=True, help="Provider id: the folder under prices/ (lower-case, digits, '-').")
-@click.option("--name", default=None, help="Provider name shown on pages (default: the id).")
+@click.option(
+    "--name", default=None, help="Provider name shown on pages (default: the provider's latest snapshot's, or the id)."
+)
 @click.option(
     "--checked",
     required=True,
@@ -124,9 +127,18 @@ def import_model(
     default=None,
     help="The catalog repository's commit the CSV comes from (default: read from an extract's file name).",
 )
+@click.option("--replace", is_flag=True, help="Overwrite a snapshot of that day that holds something else.")
 @content_option
 def import_prices(
-    kind: str, csv_file: Path, provider: str, name: str | None, checked, out: Path, commit: str | None, content: Path
+    kind: str,
+    csv_file: Path,
+    provider: str,
+    name: str | None,
+    checked,
+    out: Path,
+    commit: str | None,
+    replace: bool,
+    content: Path,
 ) -> None:
     """Turn a cloud price catalog (a SkyPilot vms.csv) into a dated price snapshot.
 
@@ -142,10 +154,26 @@ def import_prices(
         )
     if commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", commit):
         raise CostpressError(f"--commit: expected a git commit hash (7 to 40 hex digits), got {commit!r}")
-    text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name, commit)
     target = out / provider / f"{checked.date().isoformat()}.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    if name is None:
+        name = _latest_name(out / provider)
+    text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name, commit)
+    done = authored.write_new(target, text, replace, "--replace overwrites it (a hand edit in it is lost)")
     for line in summary.lines():
         click.echo(line)
-    click.echo(f"wrote {target}")
+    click.echo(f"{done} {target}")
+
+
+def _latest_name(folder: Path) -> str | None:
+    """The `name` of the provider's newest snapshot (a refresh keeps what pages call the provider), or None:
+    the import then names it by its id."""
+    import yaml
+
+    for path in sorted(folder.glob("*.yaml"), reverse=True):
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeError, yaml.YAMLError):
+            return None  # the build names that file's problem; the import does not guess past it
+        name = doc.get("name") if isinstance(doc, dict) else None
+        return name if isinstance(name, str) and name.strip() else None
+    return None
