@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from generator import guard
+from generator import guard, write
 from generator.build import render_site
 from generator.errors import CostpressError
 from generator.publish import publish
@@ -170,9 +170,13 @@ def start(
 
     Drafts are built and marked as such unless `drafts` is False.
 
-    A folder no build may replace, or a port in use, is an error before anything is built.
+    A folder no build may replace (its place, or files costpress did not write in it), or a port in use, is
+    an error before anything is built: no edit to content could make the build succeed, and the server would
+    show that folder as it is.
     """
-    guard.refuse_place(guard.target(out), str(out), [("content", content), ("templates", templates)])
+    dest = guard.target(out)
+    guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
+    guard.check_owned(str(out), *write.scan(dest))
     state = State()
     try:
         server = http.server.ThreadingHTTPServer((host, port), make_handler(out, state))

@@ -125,6 +125,22 @@ def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):
     assert snapshot(out) == before
     # nothing is left beside it either: no lock file, no state
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "home") == ["content", "mine"]
+    # serve's preview the same, before it builds or listens: it went on to serve the folder as it was, over
+    # HTTP, after one line that the build refused it (called directly: a server started would not return)
+    from generator import serve
+    from generator.errors import CostpressError
+
+    logged: list[str] = []
+    try:
+        started = serve.start(content, out, TEMPLATES, "127.0.0.1", 0, logged.append)
+    except CostpressError as exc:
+        assert "no .costpress marker" in str(exc) and "thesis.tex" in str(exc)
+    else:
+        started[0].shutdown()
+        started[2].set()
+        raise AssertionError(f"serve started on a folder it may not replace: {logged}")
+    assert logged == []
+    assert snapshot(out) == before
 
 
 def test_a_built_site_with_a_file_added_later_is_refused_until_it_is_moved(tmp_path):
