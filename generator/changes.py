@@ -148,8 +148,16 @@ def _entry_problem(entry) -> str | None:
 PART_RE = re.compile(r"figures/[a-z0-9][a-z0-9-]*-[0-9]+\.json")
 
 
+# What --ref may be: a revision git reads as one (HEAD~2, main, v1.0, a commit, origin/main@{1}); not one that
+# starts with '-', which `git show` would read as an option (--output=FILE writes a file), nor one with a ':'
+# (it would name a path in the revision) or white space.
+REF_RE = re.compile(r"[^-:\s\x00-\x1f\x7f][^:\s\x00-\x1f\x7f]*")
+
+
 def at_ref(ref: str, path: Path) -> bytes | None:
     """figures.json as committed at a git ref; None when the file did not exist there."""
+    if not REF_RE.fullmatch(ref):
+        raise CostpressError(f"--ref: expected a git revision such as HEAD, main or a commit, got {ref!r}")
     path = path.resolve()
     try:
         top = subprocess.run(

@@ -471,3 +471,14 @@ def test_written_articles_come_before_the_page_families_pages(tmp_path):
     order = [a.slug for a in ch.compare(old, new, first=written)]
     assert order == ["b-article", "z-article", "a-family-page", "m-listing"]
     assert [a.slug for a in ch.compare(old, new)] == sorted(order)
+
+
+@pytest.mark.parametrize("ref", ["--output=x", "-p", "HEAD:site", "HEAD ~1", "", "HEAD\n"])
+def test_a_ref_git_would_read_otherwise_is_refused(repo, ref):
+    """`--ref=--output=x` reached `git show` as an option: git wrote its output into x:site/figures.json."""
+    (repo / "x:site").mkdir()
+    result = run_cli("changes", "--ref", ref)
+    assert result.exit_code == 1, result.output
+    assert result.output == f"error: --ref: expected a git revision such as HEAD, main or a commit, got {ref!r}\n"
+    assert list((repo / "x:site").iterdir()) == []
+    assert run_cli("changes", "--ref", "HEAD").output == "No figure or claim changed.\n"
