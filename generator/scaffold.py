@@ -17,6 +17,11 @@ def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
         raise CostpressError(
             f"slug: expected at most {NAME_MAX} lower-case letters, digits and single '-', got {shown!r}"
         )
+    if not (content / "site.yaml").is_file():  # a typo in --content, or run outside the site: made a new tree
+        raise CostpressError(
+            f"{content}: not a content folder (no site.yaml in it); pass the site's --content, or make a new site"
+            " with 'costpress init DIR'"
+        )
     source = SCAFFOLDS / f"{kind}.md"
     if not source.is_file():
         raise CostpressError(f"{source}: no article template for kind {kind!r}")

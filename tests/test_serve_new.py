@@ -190,3 +190,18 @@ def test_an_edit_made_during_the_first_build_is_built(tmp_path, monkeypatch):
     finally:
         stop.set()
         server.shutdown()
+
+
+def test_new_outside_a_site_makes_nothing(tmp_path, monkeypatch):
+    """`new article x --content contnet` (or `new` run in the wrong folder, with the default --content)
+    made contnet/articles/x.md, a tree no build reads, and said it was written."""
+    monkeypatch.chdir(tmp_path)
+    for args in (["--content", "contnet"], []):
+        result = run_cli("new", "article", "my-post", *args)
+        where = "contnet" if args else "content"
+        assert result.exit_code == 1, result.output
+        assert result.output == (
+            f"error: {where}: not a content folder (no site.yaml in it); pass the site's --content, or make a new"
+            " site with 'costpress init DIR'\n"
+        )
+    assert list(tmp_path.iterdir()) == []
