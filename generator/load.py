@@ -246,9 +246,19 @@ def _architecture(doc: Doc, path: tuple, raw: dict) -> Architecture | None:
     values = {k: v for k, v in raw.items() if v is not None}
     values["mlp_size"] = int(values.get("mlp_size", 0))
     arch = Architecture(**values)
+    if arch.attention_heads % arch.kv_heads:  # each key/value head serves the same number of query heads
+        doc.problem(
+            path + ("kv_heads",),
+            f"expected a number that divides attention_heads ({arch.attention_heads}), got {arch.kv_heads}",
+        )
+        return None
     if arch.moe and not (arch.experts_per_token and arch.expert_mlp_size and arch.moe_layers):
         doc.problem(path + ("experts",), "a mixture of experts needs experts_per_token, expert_mlp_size and moe_layers")
         return None
+    for name, most, of in (("experts_per_token", arch.experts, "experts"), ("moe_layers", arch.layers, "layers")):
+        if getattr(arch, name) > most:
+            doc.problem(path + (name,), f"expected at most {of} ({most}), got {getattr(arch, name)}")
+            return None
     if arch.dense_layers and not arch.mlp_size:
         doc.problem(path + ("mlp_size",), "missing; the dense layers need their MLP size")
         return None

@@ -119,6 +119,8 @@ def test_a_config_nested_thousands_deep_is_a_clean_error(tmp_path):
         ({**QWEN_MOE, "mlp_only_layers": [[1]]}, "mlp_only_layers: expected a list of layer numbers from 0 to 1"),
         ({**QWEN_MOE, "mlp_only_layers": [2]}, "mlp_only_layers: expected a list of layer numbers from 0 to 1"),
         ({**QWEN_MOE, "shared_expert_intermediate_size": "x"}, "shared_expert_intermediate_size: expected a whole"),
+        # more experts per token than there are: the active count came out above the total
+        ({**QWEN_MOE, "num_experts_per_tok": 5}, "num_experts_per_tok: expected at most num_experts (4), got 5"),
     ],
 )
 def test_an_unknown_or_incomplete_config_is_an_error(config, words):
@@ -161,3 +163,33 @@ def test_a_published_total_that_disagrees_fails(tmp_path):
     gpt.write_text('{"model_type": "gpt2"}')
     unknown = run_cli("import-model", str(gpt), "--id", "g", "--name", "G", "--content", str(content))
     assert unknown.exit_code == 1 and "not a supported architecture" in unknown.output
+
+
+MIXTRAL_BLOCK = "experts: 8, experts_per_token: 2, expert_mlp_size: 14336, moe_layers: 32}"
+LLAMA_8B_HEADS = "vocab_size: 128256, hidden_size: 4096, layers: 32, attention_heads: 32, kv_heads: 8"
+
+
+@pytest.mark.parametrize(
+    "old, new, words",
+    [
+        (MIXTRAL_BLOCK, MIXTRAL_BLOCK.replace("per_token: 2", "per_token: 9"),
+         "models[10].architecture.experts_per_token: expected at most experts (8), got 9"),
+        (MIXTRAL_BLOCK, MIXTRAL_BLOCK.replace("moe_layers: 32", "moe_layers: 33"),
+         "models[10].architecture.moe_layers: expected at most layers (32), got 33"),
+        (LLAMA_8B_HEADS, LLAMA_8B_HEADS.replace("kv_heads: 8", "kv_heads: 12"),
+         "models[2].architecture.kv_heads: expected a number that divides attention_heads (32), got 12"),
+    ],
+)  # fmt: skip
+def test_an_architecture_that_cannot_be_is_refused_where_it_is_written(tmp_path, old, new, words):
+    """Mixtral with 9 of its 8 experts per token built (its total does not depend on it, so the published
+    total agreed) and priced more active parameters than it has; 33 MoE layers of 32 was reported as a missing
+    MLP size; 12 key/value heads for 32 query heads was caught only where a published total disagreed."""
+    content = make_content(tmp_path)
+    text = (content / "models.yaml").read_text()
+    assert text.count(old) == 1
+    (content / "models.yaml").write_text(text.replace(old, new))
+    build = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
+    assert build.exit_code == 1
+    line = next(line for line in build.output.splitlines() if "models.yaml" in line)
+    assert line.endswith(words), line
+    assert not (tmp_path / "site").exists()

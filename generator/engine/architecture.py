@@ -220,4 +220,9 @@ def from_config(config: dict) -> Architecture:
             need("intermediate_size")
     else:
         need("intermediate_size")
+    if arch.get("experts_per_token", 0) > arch.get("experts", 0):  # a token cannot pass through more than there are
+        total = "num_local_experts" if moe == "mixtral" else "num_experts"
+        raise UnknownArchitecture(
+            f"num_experts_per_tok: expected at most {total} ({arch['experts']}), got {arch['experts_per_token']}"
+        )
     return Architecture(**arch)
