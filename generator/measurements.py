@@ -91,8 +91,11 @@ def load(folder: Path, models: dict, problems: list[str], load_doc) -> tuple[Mea
         return ()
     for path in sorted(folder.glob("*.yaml")):
         doc: Doc | None = load_doc(path, problems)
-        data = validate(doc, doc.data, FILE) if doc is not None else None
-        if not data:
+        if doc is None:
+            continue
+        found = len(doc.problems)
+        data = validate(doc, doc.data, FILE)
+        if not data or len(doc.problems) > found:  # a value that failed is None or left out: reported, not used
             continue
         for i, m in enumerate(data["measurements"]):
             if not m or any(v is None for k, v in m.items() if k in ("id", "model", "peak", "unit", "job")):
