@@ -391,7 +391,9 @@ def validate(doc: Doc, value: Any, spec: F, path: Path_ = ()) -> Any:
             if name not in value or value[name] is None:
                 if sub.required:
                     doc.problem(path + (name,), f"missing; expected {_expect(sub)}")
-                out[name] = sub.default
+                # a required list left out is reported above and read as empty, as one of another shape is:
+                # code that goes on to find more problems walks it (it stopped at None with a traceback)
+                out[name] = [] if sub.required and sub.kind == "list" else sub.default
                 continue
             out[name] = validate(doc, value[name], sub, path + (name,))
         return out

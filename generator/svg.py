@@ -153,8 +153,16 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
     def xval(v):
         return dt.date.fromisoformat(v).toordinal() if xtype == "date" else float(v)
 
-    xs = [xval(x) for _, xx, _, _ in series for x in xx]
-    ys = [float(y) for _, _, yy, _ in series for y in yy]
+    def placed(x: float, y: float) -> bool:
+        """Whether a point has a place on the axes: a log axis has none for zero or less (plotly.js leaves
+        such a point out, and so does this picture; a cost that rounds to $0 is one)."""
+        return (xtype != "log" or x > 0) and (ytype != "log" or y > 0)
+
+    every = [(xval(x), float(y)) for _, xx, yy, _ in series for x, y in zip(xx, yy, strict=True)]
+    if not any(placed(x, y) for x, y in every):  # nothing to place on a log axis: draw them on linear ones
+        xtype, ytype = ("linear" if xtype == "log" else xtype), "linear"
+    xs = [x for x, y in every if placed(x, y)]
+    ys = [y for x, y in every if placed(x, y)]
     left, right, top, plot_h = LINES_BOX
     plot_w = WIDTH - left - right
     if xtype == "log":
@@ -164,7 +172,7 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
     else:
         xticks = _linear_ticks(min(xs), max(xs))
     if ytype == "log":
-        yticks = _log_ticks(min(y for y in ys if y > 0), max(ys))
+        yticks = _log_ticks(min(ys), max(ys))
     else:
         yticks = _linear_ticks(0 if layout["yaxis"].get("rangemode") == "tozero" else min(ys), max(ys))
     x0, x1 = min(xticks[0], min(xs)), max(xticks[-1], max(xs))
@@ -185,7 +193,8 @@ def lines(fig: dict, chart_id: str, title: str) -> str:
     )
 
     def coords(xx, yy) -> list[tuple[str, str]]:
-        return [(_n(tx(xval(x))), _n(ty(float(y)))) for x, y in zip(xx, yy, strict=True)]
+        at = [(xval(x), float(y)) for x, y in zip(xx, yy, strict=True)]
+        return [(_n(tx(x)), _n(ty(y))) for x, y in at if placed(x, y)]
 
     def points(xx, yy) -> list[str]:
         return [f"{x},{y}" for x, y in coords(xx, yy)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CONTENT, run_cli
+from conftest import CONTENT, Built, build, make_content, replace, run_cli
 
 SLUG = "mlperf-llama2-70b-lora-cost"
 CSV = Path(__file__).parent / "fixtures" / "mlperf" / "mlperf-training-llama2_70b_lora-v4.0_v4.1_v5.0.csv"
@@ -161,3 +161,15 @@ def test_a_summary_with_no_rows_says_so(tmp_path):
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "(result_names); the file has a header but no rows" in result.output
     assert target.read_bytes() == SUITE.read_bytes()
+
+
+def test_a_result_that_does_not_state_its_availability_builds(tmp_path):
+    """`availability` is optional in a suite's results, and a result without it stopped the build with a
+    traceback; its row now says so."""
+    first = "- {system: SYS-422GA-NBRT-LCC, submitter: Supermicro, round: v5.0, gpu: b200, count: 8, minutes: 11.2088, "
+    edit = replace(first + "availability: Available on-premise, ", first)
+    result, out = build(tmp_path, make_content(tmp_path, {"benchmarks/mlperf-llama2-70b-lora.yaml": edit}))
+    assert result.exit_code == 0, result.output
+    rows = Built(out).table(SLUG, "results")
+    assert rows[0][2] == "Availability"
+    assert rows[1][:3] == ["V5.0 Supermicro SYS-422GA-NBRT-LCC", "8 × B200", "Not stated"]

@@ -117,3 +117,17 @@ def test_a_shared_layout_refuses_changes_and_writes_the_same_json():
         first["xaxis"]["type"] = "linear"
     plain = json.loads(json.dumps(first))
     assert json_script(first) == json_script(plain) == json_script(first)
+
+
+def test_the_picture_of_a_log_chart_leaves_out_a_cost_of_zero():
+    """A cost that rounds to $0 (a run of a few tokens at a very high throughput) has no place on a log axis:
+    the SVG a page shows without JavaScript stopped the build with 'math domain error'. It leaves the point
+    out, as plotly.js does; with no point above zero it draws them all on linear axes."""
+    from generator import svg
+
+    fig = charts.lines("t", [("a", [1e6, 1e7, 1e8], [0.0, 0.5, 5.0])], "Training tokens", "Cost in USD")
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    picture = svg.render(fig, "c", "t")
+    assert picture.count("<circle") == 2
+    flat = svg.render(charts.lines("t", [("a", [1e6, 1e7], [0.0, 0.0])], "Training tokens", "Cost in USD"), "c", "t")
+    assert flat.count("<circle") == 2

@@ -289,6 +289,8 @@ def _system_name(submitter: str, system: str) -> str:
 _AVAILABILITY = (("prem", "on-premise"), ("cloud", "cloud"), ("preview", "preview"), ("research", "research"))
 
 
-def _availability(text: str) -> str:
+def _availability(text: str | None) -> str:
+    if text is None:  # a result may leave it out (it is optional); it stopped the build with a traceback
+        return "not stated"
     low = text.lower()
     return next((word for key, word in _AVAILABILITY if key in low), "available, kind not stated")
