@@ -167,7 +167,7 @@ def load_content(root: Path, parsed=None) -> Catalog:
             if bid in benchmarks:
                 doc.problem(("benchmarks",), f"duplicate benchmark id {bid!r}")
             benchmarks[bid] = item
-        for i, b in enumerate(raw["benchmarks"] or []):
+        for i, b in enumerate(raw["benchmarks"]):
             if not b:
                 continue
             for fld, table in (("model", models), ("method", methods), ("gpu", gpus)):
