@@ -246,7 +246,12 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
     rows = [row for part in parts for row in part]
     if kept is not None:
         kept.done()
-    return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter) if rows else []
+    # Cheapest per token first; at the same cost per token (a provider whose price grows with the GPU count),
+    # the one whose reference run costs less, startup included: a reader asking what is cheapest meant that
+    # one, not the largest machine of the price.
+    if not rows:
+        return []
+    return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter, then=("cost_with_startup",))
 
 
 def _grid_parts(cat: Catalog, fam: Family, kept, ahead, compute, dates) -> list[list[Row]]:

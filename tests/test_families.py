@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from decimal import ROUND_HALF_UP, Decimal
 
 import oracle
@@ -40,6 +41,7 @@ def combinations():
                         "slug": slug,
                         "fits": fits,
                         "cost": (hours + 0.25) * o["usd_per_hour"],
+                        "per_million": hours * o["usd_per_hour"] / 20,
                         "method": method,
                         "provider": provider,
                     }
@@ -319,3 +321,33 @@ def test_a_family_pages_fingerprint_follows_each_of_its_inputs():
     family = {**art.family_params, "utilization": art.family_params["utilization"] + 0.01}
     fp = Fingerprints(catalog, "code").of(dataclasses.replace(art, family_params=family, params=family))
     assert fp not in seen
+
+
+def test_at_the_same_cost_per_token_the_cheaper_reference_run_comes_first(site):
+    """The listing's rows come cheapest per million tokens first. Many offers cost the same per token
+    (a price that grows with the GPU count), and ties went by provider name: Llama 3.2 1B's first row was
+    8 × B200 at Nebius, whose 20M-token run costs $11.34 with its 15 minutes of startup, above the same
+    price per token on 1 × B200 at Nodus for $1.71. At the same cost per token the cheaper run comes first."""
+    p1b = 1_235_814_400  # Llama 3.2 1B, counted from its config (tests/test_architecture.py)
+    per_hour = 2250e12 * 0.30 * 3600 / (6 * p1b)  # training tokens an hour on one B200 at 30% (QLoRA, LoRA: 6)
+    run = {n: (20e6 / (n * per_hour) + 0.25) * 5.50 * n for n in (1, 8)}  # $5.50 a B200-hour either way
+    assert (usd(run[1]), usd(run[8])) == ("$1.71", "$11.34")
+    rows = site.table("fine-tune-open-models-every-setup", "fits-llama-3-2-1b")[1:]
+    assert [r[:2] for r in rows[:3]] == [["1 × B200 at Nodus", "LoRA"], ["1 × B200 at Nodus", "QLoRA"],
+                                         ["8 × B200 at Nebius", "LoRA"]]  # fmt: skip
+    assert [r[3:5] for r in rows[:3]] == [["$0.017", usd(run[1])], ["$0.017", usd(run[1])], ["$0.017", usd(run[8])]]
+
+    # every fitting row of the 70B family, in the listing's order (its rows file), against this file's own
+    # figures: by cost per token, and at the same cost per token by the reference run
+    combos = {c["slug"]: c for c in combinations() if c["fits"]}
+    table = site.html(LISTING).select_one("table.sortable")
+    every = BeautifulSoup((site.out / LISTING / table["data-rows"]).read_text(), "html.parser").select("tr")
+    order = [combos[tr.a["href"].split("/")[1]] for tr in every]
+    assert len(order) == len(combos)
+    ties = 0
+    for a, b in itertools.pairwise(order):
+        assert a["per_million"] <= b["per_million"] * (1 + 1e-9), (a["slug"], b["slug"])
+        if abs(a["per_million"] - b["per_million"]) <= 1e-9 * b["per_million"]:
+            ties += a["cost"] != b["cost"]
+            assert a["cost"] <= b["cost"] * (1 + 1e-9), (a["slug"], b["slug"])
+    assert ties > 10  # the rule is exercised: ties on the price per token, broken by the run

@@ -169,13 +169,14 @@ def rank(frame: pd.DataFrame, column: str, key: str = "key") -> pd.DataFrame:
     return frame.sort_values([column, key], kind="mergesort").reset_index(drop=True)
 
 
-def rank_rows(rows: list, column: str, key: str = "key", read=operator.itemgetter) -> list:
-    """`rank` for a list of rows: by a column (NaN last, as pandas sorts), ties broken by the key.
+def rank_rows(rows: list, column: str, key: str = "key", read=operator.itemgetter, then: tuple[str, ...] = ()) -> list:
+    """`rank` for a list of rows: by a column (NaN last, as pandas sorts), ties broken by the `then` columns
+    and last by the key.
 
-    `read` makes a getter of the two values: itemgetter for row dicts, attrgetter for rows whose values are
+    `read` makes a getter of the values: itemgetter for row dicts, attrgetter for rows whose values are
     attributes (families.Row, for which a subscript costs a Python-level call).
     """
-    get = read(column, key)
+    get = read(column, *then, key)
     if any(math.isnan(get(r)[0]) for r in rows):
         return sorted(rows, key=lambda r: (math.isnan(get(r)[0]), *get(r)))
     return sorted(rows, key=get)
