@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 
 FRACTIONS = {
     1: "the same as",
@@ -35,7 +35,12 @@ def dround(x: float, places: int = 0) -> Decimal:
         if not math.isfinite(x):
             raise ValueError(f"cannot format a non-finite number: {x!r}")
         d = Decimal(repr(x))
-    return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP, context=WIDE)
+
+
+# Room for every digit of any finite float (1.8e308 has 309) and its decimals: the default context's 28 digits
+# made quantize fail (InvalidOperation) on a dollar figure of 10^26 or more, read back from a figures.json.
+WIDE = Context(prec=400)
 
 
 def _fixed(x: float, places: int) -> tuple[str, str] | None:

@@ -482,3 +482,22 @@ def test_a_ref_git_would_read_otherwise_is_refused(repo, ref):
     assert result.output == f"error: --ref: expected a git revision such as HEAD, main or a commit, got {ref!r}\n"
     assert list((repo / "x:site").iterdir()) == []
     assert run_cli("changes", "--ref", "HEAD").output == "No figure or claim changed.\n"
+
+
+def test_a_figure_beyond_28_digits_is_reported_not_a_traceback(tmp_path):
+    """A dollar figure of 10^26 or more in either figures.json stopped `changes` with InvalidOperation."""
+    entry = {
+        "title": "T",
+        "figures": [{"id": "run.cost", "unit": "USD", "value": 2.5}],
+        "claims": [],
+        "prices_checked": [],
+    }
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps({"articles": {"a": entry}, "parts": []}))
+    entry["figures"][0]["value"] = 1e30
+    new.write_text(json.dumps({"articles": {"a": entry}, "parts": []}))
+    for form in ("text", "markdown", "json"):
+        result = run_cli("changes", "--old", str(old), "--new", str(new), "--format", form)
+        assert result.exit_code == 3, result.output
+    text = run_cli("changes", "--old", str(old), "--new", str(new)).output
+    assert "  run.cost: $2.50 -> $1," + ",".join(["000"] * 10) + ".00 (" in text

@@ -51,6 +51,16 @@ def test_words():
     assert f.billions(70_553_706_496) == "70.55 B"
 
 
+def test_amounts_beyond_28_digits_are_written_out():
+    """Decimal's default 28 digits made a dollar figure of 10^26 or more fail to round (InvalidOperation):
+    `costpress changes` on a figures.json holding one stopped with a traceback. Every finite float prints."""
+    assert f.usd(1e26) == "$" + ",".join(["100"] + ["000"] * 8) + ".00"
+    assert f.usd(-1.5e27) == "-$1," + ",".join(["500"] + ["000"] * 8) + ".00"
+    biggest = f.usd(1.7976931348623157e308)
+    assert biggest.startswith("$179,769,313,486,231,570,") and biggest.endswith(",000.00")
+    assert len(biggest.replace(",", "")) == 1 + 309 + 3  # "$", the 309 digits, ".00"
+
+
 def test_non_finite_is_refused():
     with pytest.raises(ValueError):
         f.usd(float("nan"))
