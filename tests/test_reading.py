@@ -236,6 +236,23 @@ def test_listing_sorts_on_a_phone(browser, site):  # noqa: F811
     ctx.close()
 
 
+def test_rows_that_tie_go_back_to_the_published_order_when_sorted_again(browser, site):  # noqa: F811
+    """Sorted by GB per GPU and then again by cost per token, the rows that cost the same per token kept the
+    GB order: Llama 3.2 1B opened with 8 x B200 at Nebius, as the page was before the listing put the
+    cheaper run first. Ties now keep the order the page was published in."""
+    ctx, page = _open(browser, site, "fine-tune-open-models-every-setup", VIEWPORTS["phone"])
+    first = "[...document.querySelector('#fine-tune-open-models-every-setup-fits-llama-3-2-1b').tBodies[0].rows]"
+    first += ".slice(0, 3).map(r => (r.cells[0].innerText + ', ' + r.cells[1].innerText.split('\\n').pop())"
+    first += ".replace(/\\u00a0/g, ' '))"
+    published = page.evaluate(first)
+    assert published == ["1 × B200 at Nodus, LoRA", "1 × B200 at Nodus, QLoRA", "8 × B200 at Nebius, LoRA"]
+    page.select_option("select[data-sort]", "5:asc")  # GB per GPU, lowest first: the 8-GPU setups first
+    assert page.evaluate(first)[0].startswith("8 × B200")
+    page.select_option("select[data-sort]", "3:asc")  # cost per token again
+    assert page.evaluate(first) == published
+    ctx.close()
+
+
 def test_a_long_listing_loads_its_other_rows_when_filtered(browser, site, served):  # noqa: F811
     """A model with more setups than LISTING_SHOWN ships its cheapest rows; a filter brings in the rest."""
     from bs4 import BeautifulSoup

@@ -74,12 +74,18 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
     heads.forEach(function (th) { th.removeAttribute("aria-sort"); });
     heads[col].setAttribute("aria-sort", up ? "ascending" : "descending");
     var rows = Array.prototype.slice.call(body.rows);
+    // Rows that tie keep the order the page was published in (at the same cost per token, the cheaper
+    // run first), whatever sort came before: each row's place in it, noted before the first sort.
+    if (!table.dataset.numbered) {
+      rows.forEach(function (row, i) { row.dataset.published = i; });
+      table.dataset.numbered = "1";
+    }
     rows.sort(function (a, b) {
       var x = a.cells[col], y = b.cells[col];
       var p = numeric ? Number(x.dataset.value) : x.textContent.trim();
       var q = numeric ? Number(y.dataset.value) : y.textContent.trim();
       var order = numeric ? p - q : p.localeCompare(q);
-      return up ? order : -order;
+      return (up ? order : -order) || a.dataset.published - b.dataset.published;
     });
     rows.forEach(function (row) { body.appendChild(row); });
     shorten(table);
