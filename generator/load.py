@@ -130,7 +130,8 @@ def load_content(root: Path, parsed=None) -> Catalog:
                 suite_docs.append((doc, raw["time_to_train"]))
 
     gpus = _index(hw_doc, hw["gpus"], "id", Gpu, "gpus") if hw else {}
-    models = _models(models_doc, models_raw["models"]) if models_raw else {}
+    broken: set[str] = set()  # models whose architecture block has a problem, reported where it is written
+    models = _models(models_doc, models_raw["models"], broken) if models_raw else {}
     methods: dict[str, Method] = {}
     memory: dict[tuple[str, str], Memory] = {}
     evaluation = None
@@ -175,7 +176,7 @@ def load_content(root: Path, parsed=None) -> Catalog:
                     doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
 
     suites = _suites(suite_docs, models, methods, gpus, loaded)
-    measured = measurements.load(root / "measurements", models if models_raw else {}, problems, load_doc)
+    measured = measurements.load(root / "measurements", models if models_raw else {}, problems, load_doc, broken)
 
     snapshots = _load_snapshots(root / "prices", gpus if hw else None, problems, load_doc, parsed)
     guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})
@@ -218,8 +219,9 @@ def load_content(root: Path, parsed=None) -> Catalog:
     )
 
 
-def _models(doc: Doc, items: list) -> dict[str, Model]:
-    """Models by id; an architecture's computed count must equal the published total where both are given."""
+def _models(doc: Doc, items: list, broken: set[str]) -> dict[str, Model]:
+    """Models by id; an architecture's computed count must equal the published total where both are given.
+    The ids of models whose architecture block is there but has a problem are added to `broken`."""
     out: dict[str, Model] = {}
     for i, item in enumerate(items or []):
         if not item or item.get("id") is None:
@@ -229,6 +231,8 @@ def _models(doc: Doc, items: list) -> dict[str, Model]:
             continue
         raw = item.get("architecture")
         arch = _architecture(doc, ("models", i, "architecture"), raw) if raw else None
+        if raw and arch is None:
+            broken.add(item["id"])
         published = item.get("parameters")
         if arch is None and published is None:
             doc.problem(("models", i, "parameters"), "missing; give the published total, an architecture, or both")

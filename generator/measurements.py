@@ -8,6 +8,7 @@ training-state totals in methods.yaml (`memory:`) are set beside the model too.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,8 +84,12 @@ class Measurement:
     line: int | None
 
 
-def load(folder: Path, models: dict, problems: list[str], load_doc) -> tuple[Measurement, ...]:
-    """Every measurement under folder; problems recorded (unknown models, duplicate ids)."""
+def load(
+    folder: Path, models: dict, problems: list[str], load_doc, broken: Collection[str] = ()
+) -> tuple[Measurement, ...]:
+    """Every measurement under folder; problems recorded (unknown models, duplicate ids). A measurement of a
+    model in `broken` (its architecture block has a problem, reported in models.yaml) is left out quietly:
+    a line for each, listed before the one naming the cause, sent readers to the wrong file."""
     out: list[Measurement] = []
     seen: set[str] = set()
     if not folder.is_dir():
@@ -108,7 +113,10 @@ def load(folder: Path, models: dict, problems: list[str], load_doc) -> tuple[Mea
                 doc.problem(("measurements", i, "model"), f"unknown model {m['model']!r}")
                 continue
             if models and models[m["model"]].architecture is None:
-                doc.problem(("measurements", i, "model"), f"model {m['model']!r} has no architecture to predict from")
+                if m["model"] not in broken:
+                    doc.problem(
+                        ("measurements", i, "model"), f"model {m['model']!r} has no architecture to predict from"
+                    )
                 continue
             job = {k: tuple(v) if isinstance(v, list) else v for k, v in m["job"].items() if v is not None}
             factor = GIB if m["unit"] == "GiB" else 1.0
