@@ -412,7 +412,9 @@ def validate(doc: Doc, value: Any, spec: F, path: Path_ = ()) -> Any:
         return value
     ok, cleaned = _check_scalar(kind, value, spec)
     if not ok:
-        doc.problem(path, f"expected {_expect(spec)}{_range_note(spec, value)}, got {show(value)}")
+        doc.problem(
+            path, f"expected {_expect(spec)}{_range_note(spec, value)}, got {show(value)}{_text_note(spec, value)}"
+        )
         return None
     return cleaned
 
@@ -428,6 +430,19 @@ def _range_note(spec: F, value: Any) -> str:
     if spec.kind == "positive" and 0 < value < NUMBER_FLOOR:
         return f" of at least {NUMBER_FLOOR:f}".rstrip("0")
     return ""
+
+
+# A number in exponent form that YAML 1.1 (PyYAML) reads as text: no decimal point, or no sign on the exponent
+TEXT_NUMBER = re.compile(r"([-+]?[0-9]+)(?:\.([0-9]*))?[eE]([-+]?)([0-9]+)")
+
+
+def _text_note(spec: F, value: Any) -> str:
+    """For '1e308' given where a number goes: how to write it so that YAML reads a number."""
+    m = TEXT_NUMBER.fullmatch(value) if isinstance(value, str) else None
+    if m is None or spec.kind not in ("positive", "nonnegative", "share"):
+        return ""
+    whole, decimals, sign, exponent = m.groups()
+    return f" (YAML reads it as text; write {whole}.{decimals or 0}e{sign or '+'}{exponent})"
 
 
 def _expect(spec: F) -> str:
