@@ -132,14 +132,23 @@ def test_import_model_writes_an_entry_the_build_checks(tmp_path):
     content = make_content(tmp_path)
     config = CONFIGS / "Qwen__Qwen2.5-32B.json"
     result = run_cli("import-model", str(config), "--id", "qwen2.5-32b", "--name", "Qwen2.5 32B",
-                     "--published", "32763876352", "--content", str(content))  # fmt: skip
+                     "--published", "32763876352", "--content", str(content), "--replace")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "32,763,876,352 parameters" in result.output
     models = {m["id"]: m for m in yaml.safe_load((content / "models.yaml").read_text())["models"]}
     assert models["qwen2.5-32b"]["architecture"]["qkv_bias"] is True
     assert models["llama-3.3-70b"]["weights_gb"] == 141  # other entries untouched
-    again = run_cli("import-model", str(CONFIGS / "meta-llama__Llama-3.3-70B-Instruct.json"), "--id",
-                    "llama-3.3-70b", "--name", "Llama 3.3 70B", "--content", str(content))  # fmt: skip
+    llama = ("import-model", str(CONFIGS / "meta-llama__Llama-3.3-70B-Instruct.json"), "--id", "llama-3.3-70b",
+             "--name", "Llama 3.3 70B", "--content", str(content))  # fmt: skip
+    before = (content / "models.yaml").read_bytes()
+    # an entry of that id is there already: an id typed for another model must not put this config over it
+    refused = run_cli(*llama)
+    assert refused.exit_code == 1 and (content / "models.yaml").read_bytes() == before
+    assert refused.output == (
+        f"error: {content}/models.yaml: model 'llama-3.3-70b' is already there and says something else; --replace "
+        "rewrites its entry (keys import-model does not write are kept), or choose another --id\n"
+    )
+    again = run_cli(*llama, "--replace")
     assert again.exit_code == 0 and "replaced llama-3.3-70b" in again.output
     models = {m["id"]: m for m in yaml.safe_load((content / "models.yaml").read_text())["models"]}
     assert models["llama-3.3-70b"]["weights_gb"] == 141  # keys import-model does not write are kept
@@ -196,3 +205,18 @@ def test_an_architecture_that_cannot_be_is_refused_where_it_is_written(tmp_path,
     # in lines listed before this one
     assert len(errors) == 1, errors
     assert not (tmp_path / "site").exists()
+
+
+def test_every_model_in_content_is_what_import_model_writes(tmp_path):
+    """Run again with the arguments each entry was written with, import-model leaves models.yaml as it is and
+    says so: the eleven entries are its own output, so --replace is needed only when one would change."""
+    content = make_content(tmp_path)
+    before = (content / "models.yaml").read_bytes()
+    for m in yaml.safe_load(before)["models"]:
+        repo = re.match(r"Hugging Face config\.json of (\S+);", m["source"]).group(1)
+        config = CONFIGS / f"{repo.replace('/', '__')}.json"
+        args = ["import-model", str(config), "--id", m["id"], "--name", m["name"], "--source", m["source"]]
+        args += ["--published", str(m["parameters"]), "--url", m["url"], "--content", str(content)]
+        result = run_cli(*args)
+        assert result.exit_code == 0 and result.output.startswith(f"unchanged {m['id']} in "), result.output
+    assert (content / "models.yaml").read_bytes() == before

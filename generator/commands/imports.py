@@ -67,9 +67,17 @@ def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Pa
 @click.option("--published", type=click.IntRange(1, 10**14), default=None, help="Published parameter total, checked.")
 @click.option("--source", default=None, help="Where the config comes from (default: the file's name).")
 @click.option("--url", default=None, help="Public address of the model or its config.")
+@click.option("--replace", is_flag=True, help="Rewrite the model's entry when one with this id says something else.")
 @content_option
 def import_model(
-    config: Path, model_id: str, name: str, published: int | None, source: str | None, url: str | None, content: Path
+    config: Path,
+    model_id: str,
+    name: str,
+    published: int | None,
+    source: str | None,
+    url: str | None,
+    replace: bool,
+    content: Path,
 ) -> None:
     """Add a model to content/models.yaml from its Hugging Face config.json, with its parameters counted."""
     from generator import models_file
@@ -96,8 +104,16 @@ def import_model(
         raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
     entry = models_file.entry_text(model_id, name, arch, published, source or f"config.json ({config.name})", url)
     merged, replaced = models_file.merge(text, model_id, entry)
-    authored.write_whole(target, merged.encode("utf-8"))
     moe = f", {active:,} active per token" if arch.moe else ""
+    if merged == text:
+        click.echo(f"unchanged {model_id} in {target}: {total:,} parameters{moe}")
+        return
+    if replaced and not replace:  # an id typed for another model would put this config over that one's entry
+        raise CostpressError(
+            f"{target}: model {model_id!r} is already there and says something else; --replace rewrites its entry "
+            "(keys import-model does not write are kept), or choose another --id"
+        )
+    authored.write_whole(target, merged.encode("utf-8"))
     click.echo(f"{'replaced' if replaced else 'added'} {model_id} in {target}: {total:,} parameters{moe}")
 
 
