@@ -23,7 +23,7 @@ from generator.kinds.setup import NEIGHBOURS_SHOWN
 from generator.load import read_front_matter
 from generator.records import Article, Catalog
 from generator.scenarios import setup_row
-from generator.schema import MAX_ALIASES, MAX_ROWS, MAX_TAGS, Doc, F, list_of, opt, record, validate
+from generator.schema import MAX_ALIASES, MAX_ROWS, MAX_TAGS, Doc, F, list_of, opt, record, validate_whole
 
 if TYPE_CHECKING:
     from generator.rowcache import FamilyRows
@@ -121,9 +121,8 @@ def load_families(root: Path, problems: list[str]) -> list[Family]:
         if parsed is None:
             continue
         doc, body, body_line = parsed
-        found = len(doc.problems)
-        data = validate(doc, doc.data, FAMILY)
-        if data is None or len(doc.problems) > found:  # a value that failed is None or left out, at any depth
+        data = validate_whole(doc, doc.data, FAMILY)
+        if data is None:
             continue
         unknown = False
         for axis in ("models", "methods", "providers"):  # one listed twice makes the same pages twice

@@ -11,7 +11,6 @@ from typing import Any
 
 from generator import measurements, parseahead, static
 from generator.engine.architecture import Architecture
-from generator.engine.memory import LORA_TARGETS
 from generator.errors import ContentError
 from generator.records import (
     Article,
@@ -136,12 +135,6 @@ def load_content(root: Path, parsed=None) -> Catalog:
     memory: dict[tuple[str, str], Memory] = {}
     evaluation = None
     if methods_raw:
-        for i, item in enumerate(methods_raw["methods"] or []):
-            if item and item.get("training") and item["training"].get("lora_targets") == []:  # trains nothing
-                methods_doc.problem(
-                    ("methods", i, "training", "lora_targets"),
-                    f"expected at least one of {', '.join(LORA_TARGETS)} (or leave it out for the default)",
-                )
         methods = _index(methods_doc, methods_raw["methods"], "id", Method, "methods")
         for mid, method in methods.items():  # a hashable record of the training block
             if method.training:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.engine import memory
-from generator.schema import Doc, F, list_of, opt, record, validate
+from generator.schema import Doc, F, list_of, opt, record, validate_whole
 
 GIB = 2**30 / 1e9  # GB in a GiB
 
@@ -25,7 +25,7 @@ JOB = record(
         "master_weights": F("bool"),
         "checkpointing": F("bool"),
         "lora_rank": opt("count"),
-        "lora_targets": list_of(F("choice", choices=memory.LORA_TARGETS), required=False),
+        "lora_targets": list_of(F("choice", choices=memory.LORA_TARGETS), required=False, nonempty=True),
         "sequence_length": F("count", most=10_000_000),
         "micro_batch": F("count", most=100_000),
         "chunked_loss": opt("bool"),
@@ -98,9 +98,8 @@ def load(
         doc: Doc | None = load_doc(path, problems)
         if doc is None:
             continue
-        found = len(doc.problems)
-        data = validate(doc, doc.data, FILE)
-        if not data or len(doc.problems) > found:  # a value that failed is None or left out: reported, not used
+        data = validate_whole(doc, doc.data, FILE)
+        if not data:
             continue
         for i, m in enumerate(data["measurements"]):
             if not m or any(v is None for k, v in m.items() if k in ("id", "model", "peak", "unit", "job")):

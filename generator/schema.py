@@ -289,6 +289,7 @@ class F:
     choices: tuple[str, ...] = ()
     default: Any = None
     most: float | None = None  # a ceiling for numbers (default NUMBER_CEILING); for a list, its most entries
+    nonempty: bool = False  # an optional list that, when given, needs an entry (an empty one would mean nothing)
 
 
 # Entries of a list a page turns into table rows or chart points (token budgets, chart tokens): 3,000 token
@@ -313,9 +314,9 @@ def record(fields: dict[str, F], required: bool = True) -> F:
     return F("record", required=required, record=fields)
 
 
-def list_of(item: F, required: bool = True, most: int | None = None) -> F:
-    """A list of `item`s; with `most`, of at most that many."""
-    return F("list", required=required, item=item, most=most)
+def list_of(item: F, required: bool = True, most: int | None = None, nonempty: bool = False) -> F:
+    """A list of `item`s; with `most`, of at most that many; `nonempty`: left out or with an entry."""
+    return F("list", required=required, item=item, most=most, nonempty=nonempty)
 
 
 def _is_number(v: Any) -> bool:
@@ -403,6 +404,10 @@ def validate(doc: Doc, value: Any, spec: F, path: Path_ = ()) -> Any:
             return []
         if spec.required and not value:
             doc.problem(path, "expected at least one entry, got an empty list")
+        elif spec.nonempty and not value:
+            assert spec.item is not None
+            some = f"one of {', '.join(spec.item.choices)}" if spec.item.kind == "choice" else "one entry"
+            doc.problem(path, f"expected at least {some} (or leave it out for the default)")
         if spec.most is not None and len(value) > spec.most:
             doc.problem(path, f"expected at most {spec.most:,} entries, got {len(value):,}")
             return []
@@ -417,6 +422,15 @@ def validate(doc: Doc, value: Any, spec: F, path: Path_ = ()) -> Any:
         )
         return None
     return cleaned
+
+
+def validate_whole(doc: Doc, value: Any, spec: F) -> Any:
+    """validate, or None when it found any problem: a value that failed is left as None, or a list of the
+    wrong shape as empty, at any depth, and code that computes with the rest would meet it (for a file whose
+    records are used whole, as a family's front matter is). Its problems are recorded in doc as validate's."""
+    found = len(doc.problems)
+    data = validate(doc, value, spec)
+    return None if len(doc.problems) > found else data
 
 
 def _range_note(spec: F, value: Any) -> str:

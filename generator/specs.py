@@ -108,7 +108,7 @@ TRAINING = record(
         "master_weights": F("bool"),
         "checkpointing": F("bool"),
         "lora_rank": opt("count"),
-        "lora_targets": list_of(F("choice", choices=LORA_TARGETS), required=False),
+        "lora_targets": list_of(F("choice", choices=LORA_TARGETS), required=False, nonempty=True),
     },
     required=False,
 )
