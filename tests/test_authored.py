@@ -64,6 +64,28 @@ def test_a_refresh_keeps_the_name_pages_call_the_provider(tmp_path):
     assert yaml.safe_load((content / "prices" / "lambda2" / "2026-12-01.yaml").read_text())["name"] == "lambda2"
 
 
+def test_a_newest_snapshot_whose_name_cannot_be_read_is_an_error_not_a_guess(tmp_path):
+    """With a YAML typo in the newest snapshot, a refresh named the provider by its id ("lambda") in the new
+    snapshot, which outlived the fix to the typo. It now stops and says why, as the build would."""
+    content = make_content(tmp_path)
+    newest = content / "prices" / "lambda" / "2026-11-29.yaml"
+    newest.write_text(newest.read_text().replace("name: Lambda\n", "name: [Lambda\n"))
+    typo = _import(content, "2026-12-01")
+    assert typo.exit_code == 1
+    assert typo.output == (
+        f"error: {newest}:4:8: YAML syntax error: expected ',' or ']', but got ':'; give --name to name the provider\n"
+    )
+    newest.write_text("provider: lambda\n")
+    unnamed = _import(content, "2026-12-01")
+    assert unnamed.output == f"error: {newest}: no provider name in it to keep; give --name to name the provider\n"
+    assert not (content / "prices" / "lambda" / "2026-12-01.yaml").exists()
+    named = _import(content, "2026-12-01", "--name", "Lambda")
+    assert (
+        named.exit_code == 0
+        and yaml.safe_load((content / "prices/lambda/2026-12-01.yaml").read_text())["name"] == "Lambda"
+    )
+
+
 def _calibrate(content: Path, bench_id: str, seconds: str, *extra: str):
     args = ["calibrate", "--content", str(content), "--tokens", "20M", "--seconds", seconds, "--id", bench_id]
     return run_cli(*args, "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h100", *extra)

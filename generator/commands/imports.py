@@ -181,15 +181,20 @@ def import_prices(
 
 
 def _latest_name(folder: Path) -> str | None:
-    """The `name` of the provider's newest snapshot (a refresh keeps what pages call the provider), or None:
-    the import then names it by its id."""
-    import yaml
+    """The `name` of the provider's newest snapshot (a refresh keeps what pages call the provider), or None
+    when it has none yet: the import then names it by its id. A newest snapshot whose name cannot be read is
+    an error, not a guess (naming the provider by its id would outlive the fix to that file)."""
+    from generator.schema import parse_yaml, read_text
 
     for path in sorted(folder.glob("*.yaml"), reverse=True):
-        try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeError, yaml.YAMLError):
-            return None  # the build names that file's problem; the import does not guess past it
-        name = doc.get("name") if isinstance(doc, dict) else None
-        return name if isinstance(name, str) and name.strip() else None
+        problems: list[str] = []  # read and parsed as the build does, with its messages
+        text = read_text(path, str(path), problems)
+        doc = parse_yaml(text, str(path)) if text is not None else None
+        problems += doc.problems if doc is not None else []
+        if problems:
+            raise CostpressError(f"{problems[0]}; give --name to name the provider")
+        name = doc.data.get("name") if isinstance(doc.data, dict) else None
+        if not (isinstance(name, str) and name.strip()):
+            raise CostpressError(f"{path}: no provider name in it to keep; give --name to name the provider")
+        return name
     return None
