@@ -44,6 +44,13 @@ def report(
         raise CostpressError(f"--method: {method} has no training block in methods.yaml")
     job = training_job(m, meth, count, sequence_length=sequence_length, micro_batch=micro_batch,
                        checkpointing=checkpointing, lora_rank=lora_rank, lora_targets=lora_targets)  # fmt: skip
+    lora_option = "--lora-rank" if lora_rank is not None else "--lora-targets" if lora_targets is not None else None
+    if lora_option and job.trainable != "lora":  # it would be ignored without a word
+        lora = [k for k, v in sorted(cat.methods.items()) if dict(v.training or ()).get("trainable") == "lora"]
+        raise CostpressError(
+            f"{lora_option}: method {method} trains every parameter, so it has no LoRA adapters; "
+            f"LoRA options apply to {', '.join(lora) or 'a method whose training says trainable: lora'}"
+        )
     try:
         return job, memory.breakdown(job, cat.gpus[gpu].memory_gb)
     except ValueError as exc:  # an unknown LoRA target
@@ -79,6 +86,8 @@ def render(cat: Catalog, model: str, method: str, gpu: str, job: memory.Job, b: 
     ]
     width = max(len(v) for v in LABELS.values())
     for key, value in b.parts.items():
+        if key == "adapters" and job.trainable != "lora":  # a full fine-tune has none: no line of zeros
+            continue
         lines.append(f"  {LABELS[key].ljust(width)}  {fmt.number(value, 1).rjust(8)} GB")
     lines.append(f"  {'per GPU'.ljust(width)}  {fmt.number(b.per_gpu_gb, 1).rjust(8)} GB")
     verdict = "fits" if b.fits else "does not fit"

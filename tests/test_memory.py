@@ -114,6 +114,22 @@ def test_memory_command_errors_are_one_line():
         assert none.exit_code == 1 and "--lora-targets: expected some of q, k, v, o, gate, up, down" in none.output
 
 
+def test_lora_options_on_a_full_fine_tune_are_refused_and_its_text_has_no_adapter_line():
+    """A full fine-tune has no adapters: --lora-rank or --lora-targets with it was silently ignored."""
+    for option, value in (("--lora-rank", "8"), ("--lora-targets", "q,v")):
+        for method in ("full", "full-8bit"):
+            result = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", method,
+                             "--gpu", "h100", option, value)  # fmt: skip
+            assert result.exit_code == 1, result.output
+            assert result.output.startswith(f"error: {option}: method {method} trains every parameter")
+            assert "apply to lora, lora-no-recompute, qlora" in result.output and result.output.count("\n") == 1
+    full = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", "full", "--gpu", "h100")
+    assert full.exit_code == 0 and "gradients" in full.output and "LoRA adapters" not in full.output
+    lora = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h100",
+                   "--lora-rank", "8")  # fmt: skip
+    assert lora.exit_code == 0 and "LoRA adapters" in lora.output
+
+
 def _hours(args: list[str]) -> float:
     result = run_cli("estimate", "--content", str(CONTENT), "--tokens", "20M", "--format", "json", *args)
     assert result.exit_code == 0, result.output
