@@ -31,7 +31,7 @@ def estimate(
         raise CostpressError(f"--method: unknown method {method!r}; known: {', '.join(sorted(cat.methods))}")
     if setups:
         offers = []
-        for key in setups:
+        for key in dict.fromkeys(setups):  # a setup named twice is one row
             offer = cat.offer(key)
             if offer is None:
                 raise CostpressError(f"--setup: unknown offer {key!r} (expected provider:gpuxcount, e.g. nodus:b200x1)")
@@ -96,8 +96,9 @@ def render(frame: pd.DataFrame, form: str) -> str:
             for r in frame.to_dict("records")
         ]
         return json.dumps(records, indent=1, ensure_ascii=False) + "\n"
-    cells = [
-        [fmt.cell(r[key], kind) for key, _, kind in COLUMNS] + (["" if r["fits"] else "does not fit"])
+    cells = [  # the setup as --setup takes it (a data cell: not capitalized like a phrase)
+        [fmt.data_cell(r[key], kind) if key == "offer" else fmt.cell(r[key], kind) for key, _, kind in COLUMNS]
+        + (["" if r["fits"] else "does not fit"])
         for r in frame.to_dict("records")
     ]
     header = [label for _, label, _ in COLUMNS] + [""]

@@ -55,6 +55,20 @@ def test_estimate_matches_the_article(site):
     assert "$19.16" in table.output and "$20.54" in table.output
 
 
+def test_estimate_names_each_setup_as_setup_takes_it_once():
+    """The table's first column is what --setup takes (it printed "Nodus:b200x1", which --setup refused), and a
+    setup named twice is one row."""
+    base = ["estimate", "--content", str(CONTENT), "--model", "llama-3.3-70b", "--method", "lora", "--tokens", "20M"]
+    for form in ("table", "markdown"):
+        result = run_cli(*base, "--setup", "nodus:b200x1", "--setup", "nodus:b200x1", "--format", form)
+        assert result.exit_code == 0, result.output
+        rows = [line for line in result.output.splitlines() if "B200" in line]
+        assert len(rows) == 1 and rows[0].lstrip("| ").startswith("nodus:b200x1 ")
+        assert "Nodus:" not in result.output
+    again = run_cli(*base, "--setup", rows[0].lstrip("| ").split()[0], "--format", "json")
+    assert again.exit_code == 0 and [r["setup"] for r in json.loads(again.output)] == ["nodus:b200x1"]
+
+
 def test_estimate_ranks_every_fitting_setup():
     result = run_cli(
         "estimate",
