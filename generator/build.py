@@ -139,6 +139,7 @@ def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> 
         line = x.family.doc.line(("page", "slug"))
         pattern_at[x.family.file] = f"{x.family.file}:{line}" if line else x.family.file
     clashes = []
+    shared: dict[tuple[str, str], list[str]] = {}  # (a family's page.slug, the other family's file) -> slugs
     entries = [(a.slug, a.file, False) for a in catalog.articles] + [(a.slug, a.file, True) for a in family_articles]
     for slug, owner, family_page in entries + [(x.slug, x.family.file, False) for x in listings]:
         if slug in reserved:
@@ -150,9 +151,20 @@ def slug_clashes(catalog: Catalog, family_articles: list[Article], listings) -> 
                     f"{pattern_at[owner]}: page.slug gives more than one page the slug {slug!r}; use placeholders "
                     "that tell its pages apart, such as {model}, {method}, {provider}, {gpu} and {count}"
                 )
+            elif family_page and first_family_page:  # two families' patterns meet: said once, not per page
+                shared.setdefault((pattern_at[owner], first), []).append(slug)
             else:
                 clashes.append(f"{owner}: slug {slug!r} is already used by {first}")
         owners[slug] = (owner, family_page)
+    for (at, first), slugs in shared.items():
+        if len(slugs) == 1:
+            clashes.append(f"{at}: slug {slugs[0]!r} is already used by {first}")
+        else:
+            clashes.append(
+                f"{at}: page.slug gives {len(slugs):,} pages slugs that pages of {first} already use, such as "
+                f"{slugs[0]!r}; leave the shared models, methods or providers out of one family's axes, or "
+                "make the two page.slug patterns differ"
+            )
     clashes += aliases.problems(itertools.chain(catalog.articles, family_articles), listings, owners, reserved)
     return list(dict.fromkeys(clashes))
 
