@@ -1,4 +1,4 @@
-"""`costpress new article`: a new article source from a short template."""
+"""`costpress new article` and `new family`: a new article or page family source from a short template."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from generator.schema import NAME_MAX, is_name
 from generator.theme import SCAFFOLDS
 
 
-def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
-    """Write content/articles/<slug>.md for a kind; refuse bad slugs and existing files."""
+def _check_place(content: Path, slug: str) -> None:
+    """Refuse a slug that cannot name a file, and a folder that is not a site's content."""
     if not is_name(slug, "slug"):
         shown = slug if len(slug) <= NAME_MAX else f"{slug[:NAME_MAX]}... ({len(slug)} characters)"
         raise CostpressError(
@@ -22,6 +22,11 @@ def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
             f"{content}: not a content folder (no site.yaml in it); pass the site's --content, or make a new site"
             " with 'costpress init DIR'"
         )
+
+
+def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
+    """Write content/articles/<slug>.md for a kind; refuse bad slugs and existing files."""
+    _check_place(content, slug)
     source = SCAFFOLDS / f"{kind}.md"
     if not source.is_file():
         raise CostpressError(f"{source}: no article template for kind {kind!r}")
@@ -33,3 +38,55 @@ def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text)
     return target
+
+
+def scaffold_family(
+    content: Path,
+    slug: str,
+    day: dt.date,
+    models: tuple[str, ...],
+    methods: tuple[str, ...],
+    providers: tuple[str, ...],
+) -> tuple[Path, str]:
+    """Write content/families/<slug>.md, a family of the given models on the given (default: every trainable)
+    methods and (default: every) provider; refuse ids the content does not have, and models whose pages another
+    family with the same page.slug already makes. Returns the file and what it covers, in words."""
+    from generator.escape import yaml_scalar
+    from generator.families import load_families
+    from generator.load import load_content
+
+    _check_place(content, slug)
+    target = content / "families" / f"{slug}.md"
+    if target.exists():
+        raise CostpressError(f"{target}: already exists")
+    cat = load_content(content)  # content with a problem stops here, with its problems
+    methods = methods or tuple(k for k, m in cat.methods.items() if m.training)
+    providers = providers or tuple(sorted(cat.snapshots))
+    for option, given, known in (("--model", models, cat.models), ("--method", methods, cat.methods),
+                                 ("--provider", providers, cat.snapshots)):  # fmt: skip
+        for name in given:
+            if name not in known:
+                raise CostpressError(f"{option}: unknown {option[2:]} {name!r}; known: {', '.join(sorted(known))}")
+    text = (SCAFFOLDS / "family.md").read_text()
+    pattern = next(line.split(": ", 1)[1].strip('"') for line in text.splitlines() if line.startswith('  slug: "{'))
+    for other in load_families(content, []):  # a family with a problem is the build's to report
+        axes = other.data["axes"]
+        shared = [m for m in models if m in axes["models"]]
+        if other.data["page"]["slug"] == pattern and shared and set(methods) & set(axes["methods"]) and \
+                set(providers) & set(axes["providers"]):  # fmt: skip
+            them = "it" if len(shared) == 1 else "them"
+            raise CostpressError(
+                f"--model: {other.file} already makes the pages of {', '.join(shared)} (its page.slug is the one "
+                f"a new family gets); add to that family's axes instead, or leave {them} out"
+            )
+    text = text.replace("__SLUG__", slug).replace("__DATE__", day.isoformat())
+    text = text.replace("__TITLE__", slug.replace("-", " ").capitalize())
+    for key, values in (("__MODELS__", models), ("__METHODS__", methods), ("__PROVIDERS__", providers)):
+        text = text.replace(key, "[" + ", ".join(yaml_scalar(v) for v in values) + "]")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    offers = sum(len(cat.snapshots[p][-1].offers) for p in providers)
+    axes = [(f"{len(values)} {word}{'s' if len(values) > 1 else ''}", ", ".join(values)) for word, values in
+            (("model", models), ("method", methods), ("provider", providers))]  # fmt: skip
+    summary = " × ".join(f"{count} ({names})" for count, names in axes)
+    return target, f"{summary}: {len(models) * len(methods) * offers:,} combinations of model, method and offer"

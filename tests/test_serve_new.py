@@ -1,4 +1,4 @@
-"""`costpress serve` rebuilds and reloads on an edit; `costpress new article` scaffolds a buildable source."""
+"""`costpress serve` rebuilds and reloads on an edit; `costpress new` scaffolds a buildable article or family."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 import urllib.request
 
 import pytest
+import yaml
 from conftest import ROOT, TEMPLATES, build, make_content, run_cli
 
 from generator.serve import start
@@ -64,6 +65,63 @@ def test_new_article_scaffolds_a_buildable_source(tmp_path):
     assert result.exit_code == 0, result.output
     assert (out / "my-flops" / "index.html").is_file()
     assert run_cli("new", "article", "../x", "--content", str(content)).exit_code == 1
+
+
+def test_new_family_scaffolds_a_family_that_builds(tmp_path):
+    """`new family` writes a family of the named models on every trainable method and provider, which builds:
+    a listing at its slug and a page for each combination that fits, as the listing's CSV counts them."""
+    import csv
+
+    content = make_content(tmp_path)  # no families: the 70B one would already make the 70B pages
+    args = ["new", "family", "small-llama", "--model", "llama-3.1-8b", "--provider", "nodus", "--provider", "lambda",
+            "--date", "2026-11-30", "--content", str(content)]  # fmt: skip
+    result = run_cli(*args)
+    assert result.exit_code == 0, result.output
+    trainable = [m["id"] for m in yaml.safe_load((content / "methods.yaml").read_text())["methods"] if "training" in m]
+    newest = [sorted((content / "prices" / p).glob("*.yaml"))[-1] for p in ("lambda", "nodus")]
+    offers = sum(len(yaml.safe_load(f.read_text())["offers"]) for f in newest)
+    assert f"× {len(trainable)} methods ({', '.join(trainable)}) ×" in result.output
+    assert f": {len(trainable) * offers:,} combinations of model, method and offer" in result.output
+    front = yaml.safe_load((content / "families" / "small-llama.md").read_text().split("---\n")[1])
+    assert front["axes"] == {"models": ["llama-3.1-8b"], "methods": trainable, "providers": ["nodus", "lambda"]}
+    assert run_cli(*args).exit_code == 1  # it exists now
+    built, out = build(tmp_path, content)
+    assert built.exit_code == 0, built.output
+    with (out / "small-llama" / "combinations.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(trainable) * offers
+    fitting = [r for r in rows if r["Memory"] == "fits"]
+    assert fitting and len(fitting) < len(rows)  # a full fine-tune of 8B does not fit one A100 40 GB
+    pages = sorted(p.parent.name for p in out.glob("llama-3-1-8b-*-on-*/index.html"))
+    assert len(pages) == len(fitting)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["--model", "llama-3.3-70b"],
+            "--model: content/families/70b-setups.md already makes the pages of llama-3.3-70b",
+        ),
+        (["--model", "gpt-9"], "--model: unknown model 'gpt-9'; known: "),
+        (["--model", "llama-3.2-1b", "--method", "sft"], "--method: unknown method 'sft'; known: "),
+        (["--model", "llama-3.2-1b", "--provider", "aws2"], "--provider: unknown provider 'aws2'; known: "),
+        ([], "--model: name the family's models"),
+        (["--model", "llama-3.2-1b", "--kind", "flops"], "--kind: only 'new article' takes it"),
+    ],
+    ids=["another-family-has-it", "unknown-model", "unknown-method", "unknown-provider", "no-model", "kind"],
+)
+def test_new_family_refuses_what_would_not_build(tmp_path, monkeypatch, args, words):
+    content = make_content(tmp_path, families=True)
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("new", "family", "mine", *args, "--content", "content")
+    assert result.exit_code == 1 and result.output == f"error: {words}" + result.output[len(words) + 7 :], result.output
+    assert result.output.count("\n") == 1 and not (content / "families" / "mine.md").exists()
+
+
+def test_new_article_takes_no_family_options(tmp_path):
+    result = run_cli("new", "article", "x", "--model", "llama-3.2-1b", "--content", str(make_content(tmp_path)))
+    assert result.exit_code == 1 and "--model: only 'new family' takes it" in result.output
 
 
 @pytest.mark.parametrize(

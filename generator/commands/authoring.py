@@ -67,31 +67,58 @@ def serve(content: Path, out: Path | None, templates: Path, host: str, port: int
 
 
 @cli.command()
-@click.argument("what", metavar="WHAT", type=click.Choice(["article"]))
+@click.argument("what", metavar="WHAT", type=click.Choice(["article", "family"]))
 @click.argument("slug")
 @click.option(
     "--kind",
     type=click.Choice(["throughput", "flops", "market", "time-to-train", "memory-check"]),
-    default="throughput",
-    show_default=True,
+    default=None,
+    help="The article's kind.  [default: throughput]",
 )
 @click.option("--date", "day", default=None, help="Publication date, YYYY-MM-DD (default: today).")
+@click.option("--model", "models", multiple=True, help="A family's model id (repeatable; at least one).")
+@click.option(
+    "--method", "methods", multiple=True, help="A family's method id (repeatable; default: each with a training block)."
+)
+@click.option("--provider", "providers", multiple=True, help="A family's provider id (repeatable; default: every one).")
 @content_option
-def new(what: str, slug: str, kind: str, day: str | None, content: Path) -> None:
-    """Scaffold a new article source under content/articles/ from a short template.
+def new(
+    what: str,
+    slug: str,
+    kind: str | None,
+    day: str | None,
+    models: tuple[str, ...],
+    methods: tuple[str, ...],
+    providers: tuple[str, ...],
+    content: Path,
+) -> None:
+    """Scaffold a new article under content/articles/, or a page family under content/families/, from a short
+    template.
 
-    WHAT is what to scaffold; one is known: article.
+    WHAT is article or family. A family makes one page per model, method and offer whose GPUs hold the job,
+    and a listing at SLUG; name its models with --model.
     """
     import datetime as dt
 
-    from generator.scaffold import scaffold
+    from generator.scaffold import scaffold, scaffold_family
 
     try:
         when = dt.date.fromisoformat(day) if day else dt.date.today()
     except ValueError:
         raise CostpressError(f"--date: expected a real date as YYYY-MM-DD, got {day!r}") from None
-    path = scaffold(content, slug, kind, when)
-    click.echo(f"wrote {path}; edit it, then run 'costpress build'")
+    if what == "article":
+        for option, given in (("--model", models), ("--method", methods), ("--provider", providers)):
+            if given:  # an article names its model in its front matter
+                raise CostpressError(f"{option}: only 'new family' takes it; an article names it in its params")
+        path = scaffold(content, slug, kind or "throughput", when)
+        click.echo(f"wrote {path}; edit it, then run 'costpress build'")
+        return
+    if kind is not None:
+        raise CostpressError("--kind: only 'new article' takes it; a family's pages are of kind setup")
+    if not models:
+        raise CostpressError("--model: name the family's models, e.g. --model llama-3.1-8b")
+    path, covers = scaffold_family(content, slug, when, models, methods, providers)
+    click.echo(f"wrote {path}: {covers}, a page for each whose GPUs hold the job; edit it, then run 'costpress build'")
 
 
 @cli.command()
