@@ -18,7 +18,7 @@ from typing import NamedTuple
 from generator import aliases, figures_parts, guard, links, pagecache, retired, search, state, static, tasks, theme
 from generator.errors import ContentError
 from generator.escape import slug_of
-from generator.families import Listing, family_listing, family_pages, fitting_rows, load_families
+from generator.families import Listing, check_axes, family_listing, family_pages, fitting_rows, load_families
 from generator.figures_json import figures_pieces
 from generator.fingerprints import Fingerprints
 from generator.lint import warnings as lint_warnings
@@ -109,7 +109,13 @@ def _articles(
         catalog.held_drafts = tuple(held)
     problems: list[str] = []
     listings = []
-    for fam in load_families(catalog.root, problems):
+    families = load_families(catalog.root, problems)
+    if not drafts:  # a draft family's listing and pages stay out as a draft article does; its axes are checked
+        catalog.held_families = tuple(f for f in families if f.data["draft"])
+        families = [f for f in families if not f.data["draft"]]
+        for fam in catalog.held_families:
+            check_axes(catalog, fam)
+    for fam in families:
         listing = family_listing(catalog, fam, rows.family(catalog, fam) if rows is not None else None)
         if listing is not None:
             listings.append(listing)
@@ -681,6 +687,7 @@ def content_warnings(
     used = {p for page in pages for p in page.providers}
     # a draft kept out of this build may be the article that will use a new provider
     drafts = " ".join(repr(a.params) for a in catalog.held_drafts)
+    drafts += " " + " ".join(p for f in catalog.held_families for p in f.data["axes"]["providers"])
     for provider in catalog.snapshots:
         if provider not in used and not re.search(rf"\b{re.escape(provider)}\b", drafts):
             out.append(f"{display_path(root / 'prices' / provider)}: no article uses provider {provider!r}")

@@ -33,6 +33,7 @@ MAX_PATTERN_ALIASES = 10  # each is an alias page for every page of the family
 FAMILY = record(
     {
         "date": F("date"),
+        "draft": opt("bool"),  # the listing and its pages are kept out of the site unless built with --drafts
         "tags": list_of(F("text"), required=False, most=MAX_TAGS),
         "listing": record(
             {
@@ -97,6 +98,7 @@ class Listing:
     groups: dict[tuple[str, str], Group] | None = None
     first_page: Article | None = None  # the first of the family's pages (family_pages), for what they all share
     aliases: tuple[str, ...] = ()  # addresses the listing had before (generator/aliases.py)
+    draft: bool = False  # its family says draft: true (built only with --drafts)
 
 
 @dataclass(frozen=True)
@@ -253,25 +255,38 @@ def family_grid(cat: Catalog, fam: Family, kept: FamilyRows | None = None) -> li
     return engine.rank_rows(rows, "usd_per_million", read=operator.attrgetter, then=("cost_with_startup",))
 
 
+def check_axes(cat: Catalog, fam: Family) -> None:
+    """Tell each model, method and provider of the family's axes that the content does not have (a draft family
+    this build leaves out is checked so, without computing its rows)."""
+    axes = fam.data["axes"]
+    for i, model_id in enumerate(axes["models"]):
+        if model_id not in cat.models:
+            fam.doc.problem(("axes", "models", i), f"unknown model {model_id!r}")
+    for j, method_id in enumerate(axes["methods"]):
+        if method_id not in cat.methods:
+            fam.doc.problem(("axes", "methods", j), f"unknown method {method_id!r}")
+    for k, provider in enumerate(axes["providers"]):
+        if cat.snapshot(provider) is None:
+            fam.doc.problem(("axes", "providers", k), f"no price snapshot for provider {provider!r}")
+
+
 def _grid_parts(cat: Catalog, fam: Family, kept, ahead, compute, dates) -> list[list[Row]]:
     """family_grid's rows, one list per model, method and provider in the grid's order (problems told)."""
     axes = fam.data["axes"]
     parts: list[list[Row] | None] = []
     later = []  # (place in parts, provider, model, method) of the rows the other process makes
-    for i, model_id in enumerate(axes["models"]):
+    check_axes(cat, fam)  # what follows leaves out the names it told
+    for model_id in axes["models"]:
         if model_id not in cat.models:
-            fam.doc.problem(("axes", "models", i), f"unknown model {model_id!r}")
             continue
         model = cat.models[model_id]
-        for j, method_id in enumerate(axes["methods"]):
+        for method_id in axes["methods"]:
             if method_id not in cat.methods:
-                fam.doc.problem(("axes", "methods", j), f"unknown method {method_id!r}")
                 continue
             method = cat.methods[method_id]
-            for k, provider in enumerate(axes["providers"]):
+            for provider in axes["providers"]:
                 snap = cat.snapshot(provider)
                 if snap is None:
-                    fam.doc.problem(("axes", "providers", k), f"no price snapshot for provider {provider!r}")
                     continue
                 if kept is not None:
                     found = kept.kept_rows(provider, snap)
@@ -460,6 +475,7 @@ def family_listing(cat: Catalog, fam: Family, kept: FamilyRows | None = None) ->
         tuple(fam.data["tags"] or ()),
         row_keys=kept.row_keys() if kept is not None else None,
         aliases=tuple(listing["aliases"] or ()),
+        draft=bool(fam.data["draft"]),
     )
 
 
@@ -537,6 +553,7 @@ def family_pages(listing: Listing) -> list[Article]:
                 family_params=p,
                 page_inputs=inputs,
                 aliases=tuple(slug_text(fill(pattern, r)) for pattern in earlier) if earlier else (),
+                draft=listing.draft,
             )
         )
     listing.first_page = articles[0] if articles else None

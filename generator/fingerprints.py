@@ -109,14 +109,14 @@ class Fingerprints:
     def _held(self, art: Article, shared: dict, model, method) -> str:
         """The digest of what the pages of a family share, by model and method (made once for them all)."""
         key = (art.file, id(art.body), id(art.faq), id(art.sources), art.attribution, art.date, art.tags)
-        key += (art.prices_as_of, id(shared), model, method)
+        key += (art.prices_as_of, id(shared), model, method, art.draft)
         held = self._shared.get(key)
         if held is None:
             cat = self.catalog
             digest = digest_of(
                 self.base,
                 repr((art.file, art.body, art.body_line, art.faq, art.sources, art.attribution)),
-                repr((art.date, art.tags, art.prices_as_of, sorted(shared.items()))),
+                repr((art.date, art.tags, art.prices_as_of, sorted(shared.items()), art.draft)),
                 repr(cat.models.get(model)),
                 repr(cat.methods.get(method)),
                 repr(cat.memory.get((model, method))),

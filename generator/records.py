@@ -300,6 +300,7 @@ class Catalog:
     about: str | None = field(default=None, repr=False, compare=False)
     # drafts this build leaves out (without --drafts)
     held_drafts: tuple[Article, ...] = field(default=(), repr=False, compare=False)
+    held_families: tuple = field(default=(), repr=False, compare=False)  # draft families this build leaves out
     # content/static/'s files as output paths (generator/static.py), published as they are
     static: tuple[str, ...] = ()
     # each snapshot's offers by key, built on first use (a family looks offers up thousands of times)

@@ -1,4 +1,5 @@
-"""`draft: true` keeps an article out unless --drafts (serve shows drafts, marked); --base-url for one build."""
+"""`draft: true` keeps an article or a family out unless --drafts (serve shows drafts, marked); --base-url for one
+build."""
 
 from __future__ import annotations
 
@@ -122,3 +123,55 @@ def test_serve_previews_drafts_without_touching_the_published_site(tmp_path):
     after = read_tree(out)
     assert after == before
     assert list(scratch.iterdir()) == []
+
+
+FAMILY_FILE = "families/70b-setups.md"
+LISTING = "fine-tune-70b-every-setup"
+
+
+def test_a_draft_family_is_held_out_and_built_with_drafts_marked(tmp_path):
+    """`draft: true` in a family's front matter keeps its listing and pages out as it keeps an article out; with
+    --drafts they are built and marked; made public again, the same folder is what a fresh build writes (the
+    page cache took the pages' draft marks as an input)."""
+    draft = {FAMILY_FILE: replace("\ndate: 2026-11-29\n", "\ndate: 2026-11-29\ndraft: true\n")}
+    content = make_content(tmp_path / "a", draft, families=True)
+    out = tmp_path / "site"
+    result = _build(content, out, "--strict")  # aws, gcp and azure only the draft uses: no warning
+    assert result.exit_code == 0, result.output
+    assert not (out / LISTING).exists() and not list(out.glob("llama-3-3-70b-*-on-*"))
+    for name in ("index.html", "atom.xml", "figures.json", "sitemap.xml"):
+        assert LISTING not in (out / name).read_text() and "llama-3-3-70b-lora-on-" not in (out / name).read_text()
+    result = _build(content, out, "--drafts")
+    assert result.exit_code == 0, result.output
+    pages = sorted(p.parent.name for p in out.glob("llama-3-3-70b-*-on-*/index.html"))
+    assert len(pages) > 100
+    for slug in (LISTING, pages[0], pages[-1]):
+        page = Built(out).html(slug)
+        assert page.select_one(".draft-note").get_text().startswith("Draft"), slug
+        assert page.find("meta", attrs={"name": "robots"})["content"] == "noindex", slug
+    assert "\ndraft: true\n" in Built(out).md(pages[0]).split("---")[1] + "\n"
+    assert Built(out).html("dgx-spark-70b-qlora-cost").select_one(".draft-note") is None
+    # the family made public (`draft: false`: its body stays on the same line, which the pages' fingerprints
+    # count): the folder built with its draft marks becomes what a fresh build writes
+    undrafted = replace("\ndate: 2026-11-29\n", "\ndate: 2026-11-29\ndraft: false\n")
+    public = make_content(tmp_path / "b", {FAMILY_FILE: undrafted}, families=True)
+    (content / FAMILY_FILE).write_text((public / FAMILY_FILE).read_text())
+    assert _build(content, out, "--drafts").exit_code == 0
+    assert _build(public, tmp_path / "fresh", "--drafts").exit_code == 0
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
+    assert "draft-note" not in (out / pages[0] / "index.html").read_text()
+
+
+def test_a_draft_family_left_out_still_has_its_axes_checked(tmp_path):
+    """A draft article is checked like any other; a draft family's axes are too, though its rows are not made."""
+
+    def edit(text: str) -> str:
+        text = text.replace("\ndate: 2026-11-29\n", "\ndate: 2026-11-29\ndraft: true\n")
+        text = text.replace("models: [llama-3.3-70b]", "models: [llama-3.3-70b, llama-9]")
+        return text.replace("providers: [lambda,", "providers: [lamda,")
+
+    edits = {FAMILY_FILE: edit}
+    result = _build(make_content(tmp_path, edits, families=True), tmp_path / "site")
+    assert result.exit_code == 1, result.output
+    assert "families/70b-setups.md:14: axes.models[1]: unknown model 'llama-9'" in result.output
+    assert "families/70b-setups.md:16: axes.providers[0]: no price snapshot for provider 'lamda'" in result.output

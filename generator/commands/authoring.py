@@ -33,7 +33,7 @@ from generator.errors import CostpressError, one_line
     "--drafts/--no-drafts",
     default=True,
     show_default=True,
-    help="Build articles marked draft: true too, each marked as a draft on its page.",
+    help="Build articles and page families marked draft: true too, each marked as a draft on its page.",
 )
 def serve(content: Path, out: Path | None, templates: Path, host: str, port: int, drafts: bool) -> None:
     """Build, serve the site locally, rebuild on every edit and reload the browser."""

@@ -76,7 +76,9 @@ def _without_cyclic_gc(command):
     "for any number.",
 )
 @click.option("--force", is_flag=True, help="Render everything even when no input changed since the last build.")
-@click.option("--drafts", is_flag=True, help="Include articles whose front matter says draft: true (marked as drafts).")
+@click.option(
+    "--drafts", is_flag=True, help="Include articles and page families whose front matter says draft: true (marked)."
+)
 @click.option(
     "--base-url",
     default=None,
