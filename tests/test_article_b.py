@@ -174,3 +174,32 @@ def test_faq_block_and_json_ld(site):
 def test_attribution(site):
     assert "Published on the Nodus blog." in site.text(B)
     assert re.search(r"\*Published on the Nodus blog\.\*", site.md(B))
+
+
+def test_at_one_cost_per_token_the_cheaper_run_is_named_first(tmp_path):
+    """8 × B200 at Nebius ($44.00 an hour) and 1 × B200 at Nodus ($5.50) cost the same per token: eight times the
+    GPUs at eight times the price. With startup, the 8-GPU run costs more, yet the key ('nebius' before 'nodus')
+    made it the cheapest setup the page named. The tie is now broken by the run with startup, as listings do."""
+    from conftest import Built, build, make_content, replace
+
+    setups = """    - {method: qlora, offer: "nodus:a100-80gbx1"}
+    - {method: qlora, offer: "nodus:h100x1"}
+    - {method: lora, offer: "nodus:b200x1"}
+"""
+    content = make_content(
+        tmp_path,
+        {
+            f"articles/{B}.md": replace(
+                setups,
+                setups.replace('"nodus:h100x1"}', '"nodus:h100x1"}\n    - {method: lora, offer: "nebius:b200x8"}'),
+            ),  # fmt: skip
+        },
+    )
+    result, out = build(tmp_path, content)
+    assert result.exit_code == 0, result.output
+    p, ops = 70_553_706_496, 6  # Llama 3.3 70B; LoRA with checkpointing: 6 operations per parameter per token
+    hours = {n: ops * p * 20e6 / (n * 2250e12 * 0.3 * 3600) for n in (1, 8)}  # 20M tokens, B200 at 30%
+    with_startup = {1: (hours[1] + 0.25) * 5.50, 8: (hours[8] + 0.25) * 44.00}
+    assert hours[1] * 5.50 == pytest.approx(hours[8] * 44.00) and with_startup[1] < with_startup[8]
+    text = Built(out).md(B)
+    assert "The cheapest setups per token are tied: LoRA, 1 × B200 and LoRA, 8 × B200." in text.replace("\xa0", " ")

@@ -144,7 +144,8 @@ def _run_cost(page: _Page, setups):
 
 def _leaders(run) -> dict:
     """The cheapest setup per token and per hour, the dearest per hour, and the best of each method family."""
-    by_token = [dict(r) for r in engine.rank_rows(run, "usd_per_million")]
+    # at one cost per token, the cheaper run (startup included) first, as a family's listing ranks them
+    by_token = [dict(r) for r in engine.rank_rows(run, "usd_per_million", then=("cost_with_startup",))]
     by_hour = engine.rank_rows(run, "usd_per_hour")
     adapters = [r for r in by_token if r["family"] == "adapter"]  # by_token's order: ranked as they are
     fulls = [r for r in by_token if r["family"] == "full"]
@@ -153,7 +154,7 @@ def _leaders(run) -> dict:
     return {
         "by_token": by_token,
         "best": dict(by_token[0]),
-        "best_ties": [r["label"] for r in rows_engine.leader_rows(run, "usd_per_million")],
+        "best_ties": [r["label"] for r in rows_engine.leader_rows(by_token, "usd_per_million")],  # best first
         "cheapest_hour": dict(by_hour[0]),
         "dearest_hour": dict(by_hour[-1]),
         "best_adapter": best_adapter,
