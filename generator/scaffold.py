@@ -60,6 +60,7 @@ def scaffold_family(
     if target.exists():
         raise CostpressError(f"{target}: already exists")
     cat = load_content(content)  # content with a problem stops here, with its problems
+    models, methods, providers = (tuple(dict.fromkeys(v)) for v in (models, methods, providers))  # each once
     methods = methods or tuple(k for k, m in cat.methods.items() if m.training)
     providers = providers or tuple(sorted(cat.snapshots))
     for option, given, known in (("--model", models, cat.models), ("--method", methods, cat.methods),

@@ -73,8 +73,9 @@ def test_new_family_scaffolds_a_family_that_builds(tmp_path):
     import csv
 
     content = make_content(tmp_path)  # no families: the 70B one would already make the 70B pages
+    # (nodus given twice is listed once)
     args = ["new", "family", "small-llama", "--model", "llama-3.1-8b", "--provider", "nodus", "--provider", "lambda",
-            "--date", "2026-11-30", "--content", str(content)]  # fmt: skip
+            "--provider", "nodus", "--date", "2026-11-30", "--content", str(content)]  # fmt: skip
     result = run_cli(*args)
     assert result.exit_code == 0, result.output
     trainable = [m["id"] for m in yaml.safe_load((content / "methods.yaml").read_text())["methods"] if "training" in m]
