@@ -24,8 +24,28 @@ def _check_place(content: Path, slug: str) -> None:
         )
 
 
+def _refuse_a_taken_slug(content: Path, slug: str, cat=None) -> None:
+    """Refuse a slug that an article, a family's listing or one of the build's own folders has already: the
+    build would refuse the pair. Content that does not load is the build's to report (no check then)."""
+    from generator.errors import ContentError
+    from generator.families import load_families
+    from generator.load import load_content
+    from generator.sitefiles import reserved_folders
+
+    if cat is None:
+        try:
+            cat = load_content(content)
+        except ContentError:
+            return
+    owners = {name: f"the site's {what}" for name, what in reserved_folders(cat).items()}
+    owners |= {a.slug: a.file for a in cat.articles}
+    owners |= {f.data["listing"]["slug"]: f"{f.file} (its listing)" for f in load_families(content, [])}
+    if slug in owners:
+        raise CostpressError(f"slug: {slug!r} is already used by {owners[slug]}; choose another")
+
+
 def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
-    """Write content/articles/<slug>.md for a kind; refuse bad slugs and existing files."""
+    """Write content/articles/<slug>.md for a kind; refuse bad slugs, slugs in use and existing files."""
     _check_place(content, slug)
     source = SCAFFOLDS / f"{kind}.md"
     if not source.is_file():
@@ -33,6 +53,7 @@ def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
     target = content / "articles" / f"{slug}.md"
     if target.exists():
         raise CostpressError(f"{target}: already exists")
+    _refuse_a_taken_slug(content, slug)
     title = slug.replace("-", " ").capitalize()
     text = source.read_text().replace("__SLUG__", slug).replace("__DATE__", day.isoformat()).replace("__TITLE__", title)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -60,6 +81,7 @@ def scaffold_family(
     if target.exists():
         raise CostpressError(f"{target}: already exists")
     cat = load_content(content)  # content with a problem stops here, with its problems
+    _refuse_a_taken_slug(content, slug, cat)
     models, methods, providers = (tuple(dict.fromkeys(v)) for v in (models, methods, providers))  # each once
     methods = methods or tuple(k for k, m in cat.methods.items() if m.training)
     providers = providers or tuple(sorted(cat.snapshots))

@@ -120,6 +120,27 @@ def test_new_family_refuses_what_would_not_build(tmp_path, monkeypatch, args, wo
     assert result.output.count("\n") == 1 and not (content / "families" / "mine.md").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "owner"),
+    [
+        (["article", "fine-tune-70b-every-setup"], "content/families/70b-setups.md (its listing)"),
+        (["article", "tags"], "the site's tag pages"),
+        (["family", "dgx-spark-70b-qlora-cost", "--model", "m"], "content/articles/dgx-spark-70b-qlora-cost.md"),
+        (["family", "assets", "--model", "mistral-7b"], "the site's stylesheet and scripts"),
+    ],
+    ids=["article-as-a-listing", "article-as-tags", "family-as-an-article", "family-as-assets"],
+)
+def test_new_refuses_a_slug_in_use(tmp_path, monkeypatch, args, owner):
+    """`new` wrote a source whose slug another page or one of the build's folders had; the build then refused it."""
+    content = make_content(tmp_path, families=True)
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.relative_to(content) for p in content.rglob("*"))
+    result = run_cli("new", *args, "--content", "content")
+    assert result.exit_code == 1, result.output
+    assert result.output == f"error: slug: {args[1]!r} is already used by {owner}; choose another\n"
+    assert sorted(p.relative_to(content) for p in content.rglob("*")) == before
+
+
 def test_new_article_takes_no_family_options(tmp_path):
     result = run_cli("new", "article", "x", "--model", "llama-3.2-1b", "--content", str(make_content(tmp_path)))
     assert result.exit_code == 1 and "--model: only 'new family' takes it" in result.output
