@@ -47,6 +47,12 @@ def test_drafts_build_with_the_flag_and_say_so(tmp_path):
     assert "\ndraft: true\n" in Built(out).md(B).split("---")[1] + "\n"
     other = Built(out).html("dgx-spark-70b-qlora-cost")
     assert other.select_one(".draft-note") is None and other.find("meta", attrs={"name": "robots"}) is None
+    # the home page and the tag pages say which of their entries is a draft
+    for listed in (Built(out).html("."), Built(out).html("tags/fine-tuning")):
+        metas = {
+            li.a["href"].split("/")[-2]: li.select_one(".meta").get_text() for li in listed.select(".post-list li")
+        }
+        assert metas[B].startswith("Draft · Published ") and metas["dgx-spark-70b-qlora-cost"].startswith("Published ")
     # and a plain build takes it out again
     assert _build(content, out).exit_code == 0
     assert not (out / B).exists()
@@ -151,6 +157,8 @@ def test_a_draft_family_is_held_out_and_built_with_drafts_marked(tmp_path):
         assert page.find("meta", attrs={"name": "robots"})["content"] == "noindex", slug
     assert "\ndraft: true\n" in Built(out).md(pages[0]).split("---")[1] + "\n"
     assert Built(out).html("dgx-spark-70b-qlora-cost").select_one(".draft-note") is None
+    home = {li.a["href"].split("/")[-2]: li.select_one(".meta").get_text() for li in Built(out).html(".").select("li")}
+    assert home[LISTING].startswith("Draft · Published ")
     # the family made public (`draft: false`: its body stays on the same line, which the pages' fingerprints
     # count): the folder built with its draft marks becomes what a fresh build writes
     undrafted = replace("\ndate: 2026-11-29\n", "\ndate: 2026-11-29\ndraft: false\n")
