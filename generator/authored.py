@@ -1,5 +1,5 @@
 """Files the authoring commands write into content/: a price snapshot, a benchmark record, models.yaml, a
-suite's results.
+suite's results, a new article or family.
 
 A file that is already there with other bytes may hold someone's edits (a `confirmed: true` added to a
 snapshot, a hand-written record that happens to have the same name), so `write_new` replaces it only when
@@ -30,6 +30,29 @@ def write_new(target: Path, text: str, replace: bool, hint: str) -> str:
         raise CostpressError(f"{target}: already exists and holds something else; {hint}")
     write_whole(target, data)
     return WROTE if old is None else REPLACED
+
+
+def write_created(target: Path, text: str) -> None:
+    """A new file, made only if nothing has the name yet (`new article`, `new family`): a file that appears
+    meanwhile is not written over, and one stopped part way is removed rather than left cut."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where the folder should be, a folder that cannot be written
+        raise CostpressError(f"{target.parent}: cannot make the folder ({exc.strerror or exc})") from None
+    try:
+        fh = open(target, "x", encoding="utf-8")  # noqa: SIM115 - closed below, removed when not whole
+    except FileExistsError:
+        raise CostpressError(f"{target}: already exists") from None
+    except OSError as exc:
+        raise CostpressError(f"{target}: cannot write ({exc.strerror or exc})") from None
+    try:
+        with fh:
+            fh.write(text)
+    except BaseException as exc:
+        _drop(target)
+        if isinstance(exc, OSError):
+            raise CostpressError(f"{target}: cannot write ({exc.strerror or exc})") from None
+        raise
 
 
 def write_whole(target: Path, data: bytes) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from generator.authored import write_created
 from generator.errors import CostpressError
+from generator.escape import yaml_scalar
 from generator.schema import NAME_MAX, is_name
 from generator.theme import SCAFFOLDS
 
@@ -24,7 +26,7 @@ def _check_place(content: Path, slug: str) -> None:
         )
 
 
-def _refuse_a_taken_slug(content: Path, slug: str, cat=None) -> None:
+def _refuse_a_taken_slug(content: Path, slug: str, cat=None, families=None) -> None:
     """Refuse a slug that an article, a family's listing or one of the build's own folders has already: the
     build would refuse the pair. Content that does not load is the build's to report (no check then)."""
     from generator.errors import ContentError
@@ -39,7 +41,8 @@ def _refuse_a_taken_slug(content: Path, slug: str, cat=None) -> None:
             return
     owners = {name: f"the site's {what}" for name, what in reserved_folders(cat).items()}
     owners |= {a.slug: a.file for a in cat.articles}
-    owners |= {f.data["listing"]["slug"]: f"{f.file} (its listing)" for f in load_families(content, [])}
+    families = load_families(content, []) if families is None else families  # one with a problem: the build's
+    owners |= {f.data["listing"]["slug"]: f"{f.file} (its listing)" for f in families}
     if slug in owners:
         raise CostpressError(f"slug: {slug!r} is already used by {owners[slug]}; choose another")
 
@@ -56,8 +59,7 @@ def scaffold(content: Path, slug: str, kind: str, day: dt.date) -> Path:
     _refuse_a_taken_slug(content, slug)
     title = slug.replace("-", " ").capitalize()
     text = source.read_text().replace("__SLUG__", slug).replace("__DATE__", day.isoformat()).replace("__TITLE__", title)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
+    write_created(target, text)
     return target
 
 
@@ -72,7 +74,6 @@ def scaffold_family(
     """Write content/families/<slug>.md, a family of the given models on the given (default: every trainable)
     methods and (default: every) provider; refuse ids the content does not have, and models whose pages another
     family with the same page.slug already makes. Returns the file and what it covers, in words."""
-    from generator.escape import yaml_scalar
     from generator.families import load_families
     from generator.load import load_content
 
@@ -81,8 +82,22 @@ def scaffold_family(
     if target.exists():
         raise CostpressError(f"{target}: already exists")
     cat = load_content(content)  # content with a problem stops here, with its problems
-    _refuse_a_taken_slug(content, slug, cat)
-    models, methods, providers = (tuple(dict.fromkeys(v)) for v in (models, methods, providers))  # each once
+    others = load_families(content, [])  # one with a problem is the build's to report
+    _refuse_a_taken_slug(content, slug, cat, others)
+    axes = _family_axes(cat, models, methods, providers)
+    text = (SCAFFOLDS / "family.md").read_text()
+    _refuse_pages_made_elsewhere(others, axes, _page_slug_pattern(text))
+    text = text.replace("__SLUG__", slug).replace("__DATE__", day.isoformat())
+    text = text.replace("__TITLE__", slug.replace("-", " ").capitalize())
+    for key, values in zip(("__MODELS__", "__METHODS__", "__PROVIDERS__"), axes, strict=True):
+        text = text.replace(key, "[" + ", ".join(yaml_scalar(v) for v in values) + "]")
+    write_created(target, text)
+    return target, _covers(cat, axes)
+
+
+def _family_axes(cat, models, methods, providers) -> tuple[tuple[str, ...], ...]:
+    """The family's models, methods and providers: each named once, the defaults filled in, every one known."""
+    models, methods, providers = (tuple(dict.fromkeys(v)) for v in (models, methods, providers))
     methods = methods or tuple(k for k, m in cat.methods.items() if m.training)
     providers = providers or tuple(sorted(cat.snapshots))
     for option, given, known in (("--model", models, cat.models), ("--method", methods, cat.methods),
@@ -90,26 +105,37 @@ def scaffold_family(
         for name in given:
             if name not in known:
                 raise CostpressError(f"{option}: unknown {option[2:]} {name!r}; known: {', '.join(sorted(known))}")
-    text = (SCAFFOLDS / "family.md").read_text()
-    pattern = next(line.split(": ", 1)[1].strip('"') for line in text.splitlines() if line.startswith('  slug: "{'))
-    for other in load_families(content, []):  # a family with a problem is the build's to report
-        axes = other.data["axes"]
-        shared = [m for m in models if m in axes["models"]]
-        if other.data["page"]["slug"] == pattern and shared and set(methods) & set(axes["methods"]) and \
-                set(providers) & set(axes["providers"]):  # fmt: skip
+    return models, methods, providers
+
+
+def _page_slug_pattern(scaffold_text: str) -> str:
+    return next(
+        line.split(": ", 1)[1].strip('"') for line in scaffold_text.splitlines() if line.startswith('  slug: "{')
+    )
+
+
+def _refuse_pages_made_elsewhere(others, axes, pattern: str) -> None:
+    """Refuse models whose pages a family with the same page.slug pattern makes already (the build would refuse
+    every page twice)."""
+    models, methods, providers = axes
+    for other in others:
+        theirs = other.data["axes"]
+        shared = [m for m in models if m in theirs["models"]]
+        if other.data["page"]["slug"] == pattern and shared and set(methods) & set(theirs["methods"]) and \
+                set(providers) & set(theirs["providers"]):  # fmt: skip
             them = "it" if len(shared) == 1 else "them"
             raise CostpressError(
                 f"--model: {other.file} already makes the pages of {', '.join(shared)} (its page.slug is the one "
                 f"a new family gets); add to that family's axes instead, or leave {them} out"
             )
-    text = text.replace("__SLUG__", slug).replace("__DATE__", day.isoformat())
-    text = text.replace("__TITLE__", slug.replace("-", " ").capitalize())
-    for key, values in (("__MODELS__", models), ("__METHODS__", methods), ("__PROVIDERS__", providers)):
-        text = text.replace(key, "[" + ", ".join(yaml_scalar(v) for v in values) + "]")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
+
+
+def _covers(cat, axes) -> str:
+    """What a family of these axes covers, in words: "1 model (x) × 4 methods (...) × ...: N combinations"."""
+    models, methods, providers = axes
     offers = sum(len(cat.snapshots[p][-1].offers) for p in providers)
-    axes = [(f"{len(values)} {word}{'s' if len(values) > 1 else ''}", ", ".join(values)) for word, values in
-            (("model", models), ("method", methods), ("provider", providers))]  # fmt: skip
-    summary = " × ".join(f"{count} ({names})" for count, names in axes)
-    return target, f"{summary}: {len(models) * len(methods) * offers:,} combinations of model, method and offer"
+    words = ("model", "method", "provider")
+    parts = [
+        f"{len(v)} {word}{'s' if len(v) > 1 else ''} ({', '.join(v)})" for word, v in zip(words, axes, strict=True)
+    ]
+    return f"{' × '.join(parts)}: {len(models) * len(methods) * offers:,} combinations of model, method and offer"

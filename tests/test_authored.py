@@ -183,3 +183,21 @@ def test_a_folder_where_the_file_goes_is_one_line(tmp_path):
     (tmp_path / "f").write_text("a file, not a folder")
     with pytest.raises(CostpressError, match=r"/f/z\.yaml: cannot write \(File exists\)$"):
         authored.write_whole(tmp_path / "f" / "z.yaml", b"")
+
+
+def test_write_created_makes_only_new_files_and_leaves_none_cut(tmp_path):
+    """`new article` and `new family` wrote with write_text: a file where the folder should be was a traceback,
+    and a write stopped part way left a cut file. write_created makes the file only if its name is free."""
+    target = tmp_path / "articles" / "a.md"
+    authored.write_created(target, "one\n")
+    assert target.read_text() == "one\n"
+    with pytest.raises(CostpressError, match=r"a\.md: already exists$"):
+        authored.write_created(target, "two\n")
+    assert target.read_text() == "one\n"
+    (tmp_path / "families").write_text("not a folder\n")
+    with pytest.raises(CostpressError, match=r"families: cannot make the folder \(File exists\)$"):
+        authored.write_created(tmp_path / "families" / "f.md", "x")
+    stopped = tmp_path / "articles" / "b.md"
+    with pytest.raises(TypeError):  # anything raised while writing (Ctrl-C included) removes the new file
+        authored.write_created(stopped, 3)  # type: ignore[arg-type]
+    assert not stopped.exists() and sorted(p.name for p in target.parent.iterdir()) == ["a.md"]

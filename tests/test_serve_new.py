@@ -141,6 +141,16 @@ def test_new_refuses_a_slug_in_use(tmp_path, monkeypatch, args, owner):
     assert sorted(p.relative_to(content) for p in content.rglob("*")) == before
 
 
+def test_new_where_its_folder_is_a_file_is_one_line(tmp_path):
+    """A file named `families` (or `articles`) where the folder goes was a traceback from mkdir."""
+    content = make_content(tmp_path)
+    (content / "families").write_text("a note, not a folder\n")
+    result = run_cli("new", "family", "mine", "--model", "mistral-7b", "--content", str(content))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.output == f"error: {content}/families: cannot make the folder (File exists)\n"
+    assert (content / "families").read_text() == "a note, not a folder\n"
+
+
 def test_new_article_takes_no_family_options(tmp_path):
     result = run_cli("new", "article", "x", "--model", "llama-3.2-1b", "--content", str(make_content(tmp_path)))
     assert result.exit_code == 1 and "--model: only 'new family' takes it" in result.output
