@@ -192,6 +192,15 @@ def remove_tree(folder: Path, missing_ok: bool = False) -> None:
     os.rmdir(top)
 
 
+def make_parent(out: Path, shown: str) -> None:
+    """Make the folder `out` goes in, or say in one line why it cannot be (a file where a folder goes)."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # say which folder, not the lock file beside it
+        why = "a file is there" if isinstance(exc, FileExistsError) else exc.strerror
+        raise BuildError(f"cannot make the folder {out.parent} for {shown} ({why})") from None
+
+
 def lock_path(out: Path) -> Path:
     return out.parent / f".{out.name}.lock"
 
@@ -205,10 +214,7 @@ def build_lock(out: Path, shown: str, wait: bool = True, say: Callable[[str], No
     file no longer at the path: it checks, and locks the new one instead.
     """
     path = lock_path(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BuildError(f"cannot lock {shown} for building ({path}: {exc.strerror})") from None
+    make_parent(out, shown)
     said = False
     while True:
         try:

@@ -177,6 +177,7 @@ def start(
     dest = guard.target(out)
     guard.refuse_place(dest, str(out), [("content", content), ("templates", templates)])
     guard.check_owned(str(out), *write.scan(dest))
+    guard.make_parent(dest, str(out))  # a file where a folder of the path goes: no edit to content helps
     state = State()
     try:
         server = http.server.ThreadingHTTPServer((host, port), make_handler(out, state))

@@ -41,7 +41,10 @@ def init_site(dest: Path, day: dt.date, title: str = "GPU cost notes") -> list[P
     site = guard.published_site_around(Path(os.path.realpath(dest)))
     if site is not None:  # the next build of that site would refuse the files written here
         raise CostpressError(f"{dest}: it lies inside {site}, a site costpress publishes; choose a folder outside it")
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where one of its parent folders goes, a folder that cannot be written
+        raise CostpressError(f"{dest}: cannot make the folder ({exc.strerror or exc})") from None
     written = []
     for path in sorted(STARTER.rglob("*")):
         if not path.is_file() or "__pycache__" in path.parts:

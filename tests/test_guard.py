@@ -143,6 +143,31 @@ def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):
     assert snapshot(out) == before
 
 
+def test_an_out_folder_under_a_file_is_one_line_and_the_file_is_kept(tmp_path):
+    """`--out notes.txt/site` with notes.txt a file: build said the lock file "exists", serve went on to build and
+    then stopped with a traceback from mkdir. Both now name the folder that cannot be made, before building."""
+    from generator import serve
+    from generator.errors import CostpressError
+
+    content = make_content(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    before = snapshot(tmp_path)
+    for out, why in ((tmp_path / "notes.txt" / "site", "a file is there"),
+                     (tmp_path / "notes.txt" / "x" / "site", "Not a directory")):  # fmt: skip
+        refused(cli_build(content, out), f"cannot make the folder {out.parent} for {out} ({why})")
+        logged: list[str] = []
+        try:
+            started = serve.start(content, out, TEMPLATES, "127.0.0.1", 0, logged.append)
+        except CostpressError as exc:
+            assert str(exc) == f"cannot make the folder {out.parent} for {out} ({why})"
+        else:
+            started[0].shutdown()
+            started[2].set()
+            raise AssertionError(f"serve built into a folder it cannot make: {logged}")
+        assert logged == []
+    assert snapshot(tmp_path) == before
+
+
 def test_a_built_site_with_a_file_added_later_is_refused_until_it_is_moved(tmp_path):
     content = make_content(tmp_path)
     out = tmp_path / "site"

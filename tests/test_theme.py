@@ -75,6 +75,15 @@ def test_init_refuses_a_folder_with_anything_in_it(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_init_under_a_file_is_one_line(tmp_path):
+    """`init notes.txt/blog`, with notes.txt a file, was a traceback from mkdir."""
+    (tmp_path / "notes.txt").write_text("mine\n")
+    result = run_cli("init", str(tmp_path / "notes.txt" / "blog"))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.output == f"error: {tmp_path}/notes.txt/blog: cannot make the folder (Not a directory)\n"
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
 def test_init_refuses_a_folder_inside_a_published_site(tmp_path):
     """A new site's sources inside a published site are files its next build refuses to replace."""
     site = tmp_path / "site"
