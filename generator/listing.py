@@ -11,8 +11,8 @@ from generator.render import page_dates
 
 
 def render_listing(renderer, listing, texts=NO_TEXTS):
-    """A family's listing page: per model, the setups that fit (priced, sortable) and apart, unpriced,
-    those that do not; and one CSV of every combination. `texts` (listingcache.RowTexts) keeps the
+    """A family's listing page, in HTML and in Markdown: per model, the setups that fit (priced, sortable) and
+    apart, unpriced, those that do not; and one CSV of every combination. `texts` (listingcache.RowTexts) keeps the
     rows' lines of the rows files from the last build."""
     from generator.model import Column, Table
 
@@ -86,7 +86,9 @@ def render_listing(renderer, listing, texts=NO_TEXTS):
         "url": f"{site.base_url.rstrip('/')}/{listing.slug}/",
         **dict(zip(("published", "modified", "updated"), page_dates(listing, listing.prices_checked), strict=True)),
     }
-    return renderer.html.get_template("listing.html").render(page=page).encode("utf-8"), table, extra
+    html = renderer.html.get_template("listing.html").render(page=page).encode("utf-8")
+    md = renderer.md.get_template("listing.md").render(page=page).encode("utf-8")  # for other blog engines
+    return html, md, table, extra
 
 
 def _rows_file(renderer, rows: list, columns: list, texts) -> list[bytes]:

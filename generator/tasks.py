@@ -187,11 +187,12 @@ def _render_listing(listing, texts) -> tuple:
 
 
 def _listing_in_memory(listing) -> ListingOut:
-    html, table, extra = _render_listing(listing, NO_TEXTS)
+    html, md, table, extra = _render_listing(listing, NO_TEXTS)
     chunk = b"".join(listing_chunk(listing))
     slug = listing.slug
     files = [
         (f"{slug}/index.html", html),
+        (f"{slug}/index.md", md),
         (f"{slug}/{table.id}.csv", table_csv(table, NO_TEXTS)),
         (f"{slug}/figures.json", figures_doc([chunk])),
         *((rel, b"".join(pieces)) for rel, pieces in extra),
@@ -204,11 +205,12 @@ def _listing_written(listing, sink, texts) -> ListingOut:
     outcomes and reads the listing's figures back from its figures.json for the family's part. A
     100,000-page family's listing files come to 130 MB, and held together with what made them they
     doubled its worker's memory."""
-    html, table, extra = _render_listing(listing, texts)
+    html, md, table, extra = _render_listing(listing, texts)
     texts.release("html")
     slug = listing.slug
-    first, _ = sink.store_page(slug, [(f"{slug}/index.html", html), *extra])  # the rows of long tables, as pieces
-    del html, extra
+    # the rows of long tables come as pieces
+    first, _ = sink.store_page(slug, [(f"{slug}/index.html", html), (f"{slug}/index.md", md), *extra])
+    del html, md, extra
     csv, _ = sink.store_page(slug, [(f"{slug}/{table.id}.csv", table_csv(table, texts))])
     del table
     texts.release("csv")

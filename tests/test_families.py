@@ -9,7 +9,7 @@ import oracle
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from conftest import CONTENT
+from conftest import CONTENT, NBHY
 
 from generator.listing import LISTING_SHOWN
 
@@ -369,3 +369,30 @@ def test_two_families_making_the_same_pages_is_one_line_not_one_per_page(tmp_pat
     assert errors[0].startswith(f"error: {content}/families/copy.md:9: page.slug gives "), errors  # the later file
     assert f" gives {pages:,} pages slugs that pages of {content}/families/70b-setups.md already use" in errors[0]
     assert "1 problem found" in result.output
+
+
+def test_the_listing_has_a_markdown_page_with_the_html_pages_rows(site):
+    """Every article had an index.md for other blog engines, and every family page linked to its listing's
+    folder, but the listing had none: copied into Hugo, each family page's link to "one table" led nowhere."""
+    from markdown_it import MarkdownIt
+
+    md = site.md(LISTING)
+    front = yaml.safe_load(md.split("---\n")[1])
+    html = site.html(LISTING)
+    assert front["title"] == html.find("h1").get_text() and front["slug"] == LISTING
+    assert front["tags"] == ["fine-tuning", "llama", "gpu-cost"] and "draft" not in front
+    body = BeautifulSoup(MarkdownIt("commonmark").enable("table").render(md.split("---\n", 2)[2]), "html.parser")
+    (table,) = body.find_all("table")
+
+    def text(tag) -> str:  # as site.table reads the HTML page's cells
+        return " ".join(tag.get_text(" ").split()).replace(NBHY, "-")
+
+    rows = [[text(td) for td in tr.find_all(["td", "th"])] for tr in table.find_all("tr")]
+    shown = site.table(LISTING, "fits-llama-3-3-70b")
+    assert rows == shown and len(rows) == LISTING_SHOWN + 1  # the heading and the cheapest LISTING_SHOWN
+    for a in table.find_all("a"):  # each setup links to its page, which has its own index.md
+        slug = a["href"].removeprefix("../").removesuffix("/index.html")
+        assert (site.out / slug / "index.md").is_file(), a["href"]
+    apart = [text(li) for li in html.select("details.no-fit li")]
+    assert [text(li) for li in body.find_all("li")] == apart and len(apart) == LISTING_SHOWN + 1
+    assert body.find("a", string="CSV file")["href"] == "combinations.csv"

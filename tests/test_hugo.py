@@ -50,3 +50,28 @@ def test_tables_and_charts_survive_hugo(site, hugo_site, slug):
     assert "raw HTML omitted" not in page.read_text()
     if "```" in md:
         assert soup.find("code", class_=re.compile("language-")), "fenced code lost its language"
+
+
+def test_a_listing_survives_hugo(site, tmp_path):
+    """A family's listing, copied in as a page bundle, becomes a Hugo page with its table and its links."""
+    need(HUGO, "Hugo (Debian package hugo)")
+    slug = "fine-tune-70b-every-setup"
+    (tmp_path / "hugo.toml").write_text('baseURL = "https://example.org/"\ntitle = "test"\n')
+    layouts = tmp_path / "layouts" / "_default"
+    layouts.mkdir(parents=True)
+    (layouts / "single.html").write_text("<html><body><h1>{{ .Title }}</h1>{{ .Content }}</body></html>\n")
+    (layouts / "list.html").write_text("<html><body></body></html>\n")
+    bundle = tmp_path / "content" / "posts" / slug
+    bundle.mkdir(parents=True)
+    for name in ("index.md", "combinations.csv"):
+        shutil.copy(site.out / slug / name, bundle / name)
+    done = subprocess.run([HUGO, "--quiet", "-s", str(tmp_path), "-d", str(tmp_path / "public")], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "public" / "posts" / slug / "index.html").read_text()
+    soup = BeautifulSoup(page, "html.parser")
+    assert soup.find("h1").get_text() == site.html(slug).find("h1").get_text()
+    assert len(soup.find_all("table")) == site.md(slug).count("\nTable: ") == 1
+    rows = soup.find("table").find_all("tr")
+    assert len(rows) == len(site.table(slug, "fits-llama-3-3-70b"))
+    assert all(tr.a["href"].startswith("../llama-3-3-70b-") for tr in rows[1:])
+    assert "raw HTML omitted" not in page
