@@ -155,7 +155,8 @@ def test_a_draft_family_is_held_out_and_built_with_drafts_marked(tmp_path):
         page = Built(out).html(slug)
         assert page.select_one(".draft-note").get_text().startswith("Draft"), slug
         assert page.find("meta", attrs={"name": "robots"})["content"] == "noindex", slug
-    assert "\ndraft: true\n" in Built(out).md(pages[0]).split("---")[1] + "\n"
+    for slug in (pages[0], LISTING):
+        assert "\ndraft: true\n" in Built(out).md(slug).split("---")[1] + "\n", slug
     assert Built(out).html("dgx-spark-70b-qlora-cost").select_one(".draft-note") is None
     home = {li.a["href"].split("/")[-2]: li.select_one(".meta").get_text() for li in Built(out).html(".").select("li")}
     assert home[LISTING].startswith("Draft · Published ")
