@@ -127,6 +127,14 @@ def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "home") == ["content", "mine"]
     # serve's preview the same, before it builds or listens: it went on to serve the folder as it was, over
     # HTTP, after one line that the build refused it (called directly: a server started would not return)
+    refusal = serve_refusal(content, out)
+    assert "no .costpress marker" in refusal and "thesis.tex" in refusal
+    assert snapshot(out) == before
+
+
+def serve_refusal(content: Path, out: Path) -> str:
+    """What serve.start says when it refuses `out` before building or listening (called directly: a server
+    started would not return); a server it started instead is stopped and fails the test."""
     from generator import serve
     from generator.errors import CostpressError
 
@@ -134,37 +142,23 @@ def test_a_folder_with_a_foreign_file_is_refused_and_kept(tmp_path):
     try:
         started = serve.start(content, out, TEMPLATES, "127.0.0.1", 0, logged.append)
     except CostpressError as exc:
-        assert "no .costpress marker" in str(exc) and "thesis.tex" in str(exc)
-    else:
-        started[0].shutdown()
-        started[2].set()
-        raise AssertionError(f"serve started on a folder it may not replace: {logged}")
-    assert logged == []
-    assert snapshot(out) == before
+        assert logged == []  # nothing built
+        return str(exc)
+    started[0].shutdown()
+    started[2].set()
+    raise AssertionError(f"serve started on {out}: {logged}")
 
 
 def test_an_out_folder_under_a_file_is_one_line_and_the_file_is_kept(tmp_path):
     """`--out notes.txt/site` with notes.txt a file: build said the lock file "exists", serve went on to build and
     then stopped with a traceback from mkdir. Both now name the folder that cannot be made, before building."""
-    from generator import serve
-    from generator.errors import CostpressError
-
     content = make_content(tmp_path)
     (tmp_path / "notes.txt").write_text("mine\n")
     before = snapshot(tmp_path)
     for out, why in ((tmp_path / "notes.txt" / "site", "a file is there"),
                      (tmp_path / "notes.txt" / "x" / "site", "Not a directory")):  # fmt: skip
         refused(cli_build(content, out), f"cannot make the folder {out.parent} for {out} ({why})")
-        logged: list[str] = []
-        try:
-            started = serve.start(content, out, TEMPLATES, "127.0.0.1", 0, logged.append)
-        except CostpressError as exc:
-            assert str(exc) == f"cannot make the folder {out.parent} for {out} ({why})"
-        else:
-            started[0].shutdown()
-            started[2].set()
-            raise AssertionError(f"serve built into a folder it cannot make: {logged}")
-        assert logged == []
+        assert serve_refusal(content, out) == f"cannot make the folder {out.parent} for {out} ({why})"
     assert snapshot(tmp_path) == before
 
 
