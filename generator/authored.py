@@ -35,10 +35,7 @@ def write_new(target: Path, text: str, replace: bool, hint: str) -> str:
 def write_created(target: Path, text: str) -> None:
     """A new file, made only if nothing has the name yet (`new article`, `new family`): a file that appears
     meanwhile is not written over, and one stopped part way is removed rather than left cut."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a file where the folder should be, a folder that cannot be written
-        raise CostpressError(f"{target.parent}: cannot make the folder ({exc.strerror or exc})") from None
+    _make_folder(target)
     try:
         fh = open(target, "x", encoding="utf-8")  # noqa: SIM115 - closed below, removed when not whole
     except FileExistsError:
@@ -58,8 +55,8 @@ def write_created(target: Path, text: str) -> None:
 def write_whole(target: Path, data: bytes) -> None:
     """`target`'s new bytes, through a temporary file in its folder renamed over it (keeping its permissions)."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    _make_folder(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "xb") as fh:
             fh.write(data)
         try:
@@ -75,6 +72,14 @@ def write_whole(target: Path, data: bytes) -> None:
         raise
 
 
+def _make_folder(target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where the folder should be, a folder that cannot be written
+        why = "a file is there" if isinstance(exc, FileExistsError) else exc.strerror or exc
+        raise CostpressError(f"{target.parent}: cannot make the folder ({why})") from None
+
+
 def _drop(tmp: Path) -> None:
     try:
         tmp.unlink(missing_ok=True)
@@ -85,7 +90,7 @@ def _drop(tmp: Path) -> None:
 def _read(target: Path) -> bytes | None:
     try:
         return target.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # none there (a file in the folder's place: said on writing)
         return None
     except IsADirectoryError:
         raise CostpressError(f"{target}: is a folder; expected a file to write") from None

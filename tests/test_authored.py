@@ -181,7 +181,7 @@ def test_a_folder_where_the_file_goes_is_one_line(tmp_path):
     with pytest.raises(CostpressError, match=r"x\.yaml: is a folder; expected a file to write$"):
         authored.write_new(tmp_path / "x.yaml", "a: 1\n", replace=True, hint="")
     (tmp_path / "f").write_text("a file, not a folder")
-    with pytest.raises(CostpressError, match=r"/f/z\.yaml: cannot write \(File exists\)$"):
+    with pytest.raises(CostpressError, match=r"/f: cannot make the folder \(a file is there\)$"):  # said of the file
         authored.write_whole(tmp_path / "f" / "z.yaml", b"")
 
 
@@ -195,9 +195,18 @@ def test_write_created_makes_only_new_files_and_leaves_none_cut(tmp_path):
         authored.write_created(target, "two\n")
     assert target.read_text() == "one\n"
     (tmp_path / "families").write_text("not a folder\n")
-    with pytest.raises(CostpressError, match=r"families: cannot make the folder \(File exists\)$"):
+    with pytest.raises(CostpressError, match=r"families: cannot make the folder \(a file is there\)$"):
         authored.write_created(tmp_path / "families" / "f.md", "x")
     stopped = tmp_path / "articles" / "b.md"
     with pytest.raises(TypeError):  # anything raised while writing (Ctrl-C included) removes the new file
         authored.write_created(stopped, 3)  # type: ignore[arg-type]
     assert not stopped.exists() and sorted(p.name for p in target.parent.iterdir()) == ["a.md"]
+
+
+def test_an_import_under_a_file_names_the_folder(tmp_path):
+    """`import-prices --out notes.txt/x`, with notes.txt a file, said "cannot read (Not a directory)" of the
+    snapshot it was to write."""
+    (tmp_path / "notes.txt").write_text("mine\n")
+    with pytest.raises(CostpressError, match=r"notes\.txt/x/lambda: cannot make the folder \(Not a directory\)$"):
+        authored.write_new(tmp_path / "notes.txt" / "x" / "lambda" / "2026-12-01.yaml", "a: 1\n", False, "")
+    assert (tmp_path / "notes.txt").read_text() == "mine\n" and [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

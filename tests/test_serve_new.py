@@ -147,7 +147,7 @@ def test_new_where_its_folder_is_a_file_is_one_line(tmp_path):
     (content / "families").write_text("a note, not a folder\n")
     result = run_cli("new", "family", "mine", "--model", "mistral-7b", "--content", str(content))
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    assert result.output == f"error: {content}/families: cannot make the folder (File exists)\n"
+    assert result.output == f"error: {content}/families: cannot make the folder (a file is there)\n"
     assert (content / "families").read_text() == "a note, not a folder\n"
 
 
