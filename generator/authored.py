@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from generator.errors import CostpressError
+from generator.errors import CostpressError, unmade_folder
 
 WROTE, REPLACED, UNCHANGED = "wrote", "replaced", "unchanged"
 
@@ -73,11 +73,9 @@ def write_whole(target: Path, data: bytes) -> None:
 
 
 def _make_folder(target: Path) -> None:
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a file where the folder should be, a folder that cannot be written
-        why = "a file is there" if isinstance(exc, FileExistsError) else exc.strerror or exc
-        raise CostpressError(f"{target.parent}: cannot make the folder ({why})") from None
+    why = unmade_folder(target.parent)
+    if why is not None:  # a file where the folder should be, a folder that cannot be written
+        raise CostpressError(f"{target.parent}: cannot make the folder ({why})")
 
 
 def _drop(tmp: Path) -> None:

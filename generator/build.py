@@ -687,7 +687,7 @@ def content_warnings(
     used = {p for page in pages for p in page.providers}
     # a draft kept out of this build may be the article that will use a new provider
     drafts = " ".join(repr(a.params) for a in catalog.held_drafts)
-    drafts += " " + " ".join(p for f in catalog.held_families for p in f.data["axes"]["providers"])
+    used |= {p for f in catalog.held_families for p in f.data["axes"]["providers"]}  # a draft family's, named
     for provider in catalog.snapshots:
         if provider not in used and not re.search(rf"\b{re.escape(provider)}\b", drafts):
             out.append(f"{display_path(root / 'prices' / provider)}: no article uses provider {provider!r}")

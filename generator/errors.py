@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 
 class CostpressError(Exception):
@@ -31,3 +32,15 @@ def one_line(message: str) -> str:
     (a file named "a<line feed>b.md" is shown as a\\nb.md). Values quoted with !r are escaped already; this
     covers what is not, such as a file's name."""
     return _UNSHOWABLE.sub(lambda m: repr(m.group())[1:-1], message)
+
+
+def unmade_folder(folder: Path) -> str | None:
+    """Make `folder` and its parents; None when that worked (or it was there), else why not, in a few words
+    for a one-line error: "a file is there" where a file has its name, else the system's reason."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return "a file is there"
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    return None

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from generator.errors import BuildError
+from generator.errors import BuildError, unmade_folder
 
 MARKER = ".costpress"
 MARKER_HEAD = (
@@ -194,11 +194,9 @@ def remove_tree(folder: Path, missing_ok: bool = False) -> None:
 
 def make_parent(out: Path, shown: str) -> None:
     """Make the folder `out` goes in, or say in one line why it cannot be (a file where a folder goes)."""
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # say which folder, not the lock file beside it
-        why = "a file is there" if isinstance(exc, FileExistsError) else exc.strerror
-        raise BuildError(f"cannot make the folder {out.parent} for {shown} ({why})") from None
+    why = unmade_folder(out.parent)
+    if why is not None:  # say which folder, not the lock file beside it
+        raise BuildError(f"cannot make the folder {out.parent} for {shown} ({why})")
 
 
 def lock_path(out: Path) -> Path:

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from generator import __version__, guard
-from generator.errors import CostpressError
+from generator.errors import CostpressError, unmade_folder
 from generator.escape import md_escape_text, yaml_scalar
 from generator.scaffold import scaffold
 from generator.theme import SCAFFOLDS
@@ -41,10 +41,9 @@ def init_site(dest: Path, day: dt.date, title: str = "GPU cost notes") -> list[P
     site = guard.published_site_around(Path(os.path.realpath(dest)))
     if site is not None:  # the next build of that site would refuse the files written here
         raise CostpressError(f"{dest}: it lies inside {site}, a site costpress publishes; choose a folder outside it")
-    try:
-        dest.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a file where one of its parent folders goes, a folder that cannot be written
-        raise CostpressError(f"{dest}: cannot make the folder ({exc.strerror or exc})") from None
+    why = unmade_folder(dest)
+    if why is not None:  # a file where one of its parent folders goes, a folder that cannot be written
+        raise CostpressError(f"{dest}: cannot make the folder ({why})")
     written = []
     for path in sorted(STARTER.rglob("*")):
         if not path.is_file() or "__pycache__" in path.parts:
