@@ -99,6 +99,43 @@ class Listing:
     first_page: Article | None = None  # the first of the family's pages (family_pages), for what they all share
     aliases: tuple[str, ...] = ()  # addresses the listing had before (generator/aliases.py)
     draft: bool = False  # its family says draft: true (built only with --drafts)
+    # per model, in the order its rows first come: what the listing opens with (cheapest_by_model)
+    cheapest: tuple[Cheapest, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cheapest:
+    """One model of a listing, as the listing's answer and its figures.json claims state it: how many of its
+    setups hold the job and how many do not, and the one of those that do which costs least per million
+    training tokens (its first fitting row: the rows come ranked), with `setup` naming it."""
+
+    model: str
+    name: str
+    fitting: int
+    not_fitting: int
+    best: Row | None
+    setup: str | None
+
+
+def cheapest_by_model(rows: list[Row]) -> tuple[Cheapest, ...]:
+    """Each model's Cheapest, in the order its rows first come (the listing's sections' order)."""
+    seen: dict[str, list] = {}
+    for r in rows:  # read by attribute (a subscript is a Python-level call)
+        s = seen.get(r.model)
+        if s is None:
+            s = seen[r.model] = [r.model_name, 0, 0, None]
+        if r.fits:
+            s[1] += 1
+            if s[3] is None:
+                s[3] = r
+        else:
+            s[2] += 1
+    return tuple(
+        Cheapest(
+            model, name, fit, out, best, f"{best.method_name}, {best.setup} at {best.provider_name}" if best else None
+        )
+        for model, (name, fit, out, best) in seen.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -476,6 +513,7 @@ def family_listing(cat: Catalog, fam: Family, kept: FamilyRows | None = None) ->
         row_keys=kept.row_keys() if kept is not None else None,
         aliases=tuple(listing["aliases"] or ()),
         draft=bool(fam.data["draft"]),
+        cheapest=cheapest_by_model(records),
     )
 
 

@@ -129,22 +129,16 @@ def listing_chunk(listing, texts=None) -> list[bytes]:
     (listingcache.RowTexts) keeps the rows' figure lines from the last build."""
     from generator.listing import _need_text
 
-    claims, seen = [], {}
+    claims = []
     for r in listing.rows:  # families.Row: read by attribute (a subscript is a Python-level call)
-        if r.fits:
-            group = seen.setdefault(r.model, [r, 0, 0])
-            group[1] += 1
-        else:
-            seen.setdefault(r.model, [None, 0, 0])[2] += 1
+        if not r.fits:
             # the listing's page, made first in the same process, gave the row its text
             need = getattr(r, "need", None)
             claims.append((f"{r.key}.memory", need if need is not None else _need_text(r)))
-    for model, (best, fit, out) in seen.items():
-        if best is not None:
-            claims.append(
-                (f"{model}.cheapest_per_token", f"{best['method_name']}, {best['setup']} at {best['provider_name']}")
-            )
-        claims += [(f"{model}.fitting", str(fit)), (f"{model}.not_fitting", str(out))]
+    for c in listing.cheapest:  # what the page's answer states (families.cheapest_by_model)
+        if c.best is not None:
+            claims.append((f"{c.model}.cheapest_per_token", c.setup))
+        claims += [(f"{c.model}.fitting", str(c.fitting)), (f"{c.model}.not_fitting", str(c.not_fitting))]
     claims.sort()
     # every figure of the fitting rows, by id (a listing's figures are sorted as a page's are): made into
     # lines a run at a time, or kept from the last build, so that no list holds every line at once

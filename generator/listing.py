@@ -6,6 +6,7 @@ from __future__ import annotations
 import operator
 
 from generator import formatting
+from generator.answer import answer
 from generator.figures_json import NO_TEXTS
 from generator.render import page_dates
 
@@ -42,8 +43,10 @@ def render_listing(renderer, listing, texts=NO_TEXTS):
             r.need = _need_text(r)  # what each GPU would need
             g["out"].append(r)
     sections, extra = [], []
+    cheapest = {c.model: c for c in listing.cheapest}
     for model in order:
         g = groups[model]
+        g["cheapest"] = cheapest[model]  # what the page opens with, when it lists several models
         g["table"] = Table(f"fits-{g['id']}", f"{g['name']}: setups that hold the job", fit_columns, g["fit"])
         # A phone gets the cheapest rows of each model; the rest come from a file of table rows when
         # the reader sorts or filters (and are all in the CSV), so the page stays small at any size.
@@ -79,6 +82,8 @@ def render_listing(renderer, listing, texts=NO_TEXTS):
         "sections": sections,
         "table": table,
         "fitting": sum(len(g["fit"]) for g in sections),
+        # what the page opens with: the answer of a one-model listing, or each model's cheapest setup
+        "answer": listing_answer(listing),
         "filters": _listing_filters(listing.rows),
         # the rows come cheapest per token first; a phone (no table headings) sorts with this choice
         "sorted_by": SORTED_BY,
@@ -89,6 +94,19 @@ def render_listing(renderer, listing, texts=NO_TEXTS):
     html = renderer.html.get_template("listing.html").render(page=page).encode("utf-8")
     md = renderer.md.get_template("listing.md").render(page=page).encode("utf-8")  # for other blog engines
     return html, md, table, extra
+
+
+def listing_answer(listing) -> dict | None:
+    """The figure a listing of one model opens with, as an article does (and the home page shows it): the
+    setup that costs least per million training tokens, of how many that hold the job, with its page and the
+    day its price was checked. None for a listing of several models (it opens with each model's cheapest:
+    families.Cheapest) and for one whose model no setup holds."""
+    if len(listing.cheapest) != 1 or listing.cheapest[0].best is None:
+        return None
+    c = listing.cheapest[0]
+    among = "the only setup" if c.fitting == 1 else f"the cheapest of {c.fitting:,} setups"
+    what = f"per million training tokens of {c.name}, {among} that hold{'s' if c.fitting == 1 else ''} the job"
+    return {**answer(c.best.usd_per_million, "usd", what, c.setup), "slug": c.best.slug, "checked": c.best.checked}
 
 
 def _rows_file(renderer, rows: list, columns: list, texts) -> list[bytes]:

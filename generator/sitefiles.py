@@ -11,13 +11,14 @@ from markupsafe import Markup
 
 from generator import aliases, retired, search
 from generator.escape import slugify
+from generator.listing import listing_answer
 from generator.render import Page, _entry, page_dates
 
 
 def _entries(pages: list[Page], listings=()) -> list[dict]:
     """Index and feed entries: articles and family listings (family pages are reached from their listing)."""
     entries = [{**_entry(p.article, p.prices_checked), "answer": p.answer} for p in pages if p.article.kind != "setup"]
-    entries += [_entry(x, x.prices_checked) for x in listings]
+    entries += [{**_entry(x, x.prices_checked), "answer": listing_answer(x)} for x in listings]
     return sorted(entries, key=lambda e: (e["published"], e["article"].slug), reverse=True)
 
 

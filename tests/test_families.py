@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from decimal import ROUND_HALF_UP, Decimal
 
 import oracle
@@ -396,3 +397,127 @@ def test_the_listing_has_a_markdown_page_with_the_html_pages_rows(site):
     apart = [text(li) for li in html.select("details.no-fit li")]
     assert [text(li) for li in body.find_all("li")] == apart and len(apart) == LISTING_SHOWN + 1
     assert body.find("a", string="CSV file")["href"] == "combinations.csv"
+
+
+def money(x: float) -> str:
+    """An amount as pages show it: cents, or two significant figures below ten cents ("$0.017")."""
+    if x >= 0.1:
+        return usd(x)
+    places = 1 - math.floor(math.log10(x))
+    return f"${Decimal(repr(x)).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)}"
+
+
+def test_a_listing_of_one_model_opens_with_its_cheapest_setup(site):
+    """A listing's answer was its table's first row, below the filters: two screens down on a phone, and
+    not on the home page at all. A one-model listing now opens as an article does, and the home page shows
+    the same line. Checked against this file's own costs: the least per million training tokens among the
+    setups that fit (at the same cost per token, the cheaper reference run), and how many fit."""
+    fits = [c for c in combinations() if c["fits"]]
+    low = min(c["per_million"] for c in fits)
+    tied = [c for c in fits if c["per_million"] <= low * (1 + 1e-9)]
+    run = min(c["cost"] for c in tied)
+    box = site.html(LISTING).select_one("header .answer-box")
+    said = " ".join(box.select_one(".answer-figure").get_text(" ").split())
+    words = f"per million training tokens of Llama 3.3 70B, the cheapest of {len(fits)} setups that hold the job"
+    assert said == f"{usd(low)} {words}"
+    link = box.select_one(".answer-setup a")
+    best = {c["slug"]: c for c in tied}[link["href"].split("/")[1]]  # one of the cheapest per token
+    assert best["cost"] <= run * (1 + 1e-9)  # and of those, the cheapest run
+    snap = yaml.safe_load(sorted((CONTENT / "prices" / best["provider"]).glob("*.yaml"))[-1].read_text())
+    methods = {m["id"]: m["name"] for m in yaml.safe_load((CONTENT / "methods.yaml").read_text())["methods"]}
+    gpu, _, count = best["slug"].split(f"-on-{best['provider']}-")[1].rpartition("x")
+    setup = f"{methods[best['method']]}, {count} × {GPUS[gpu]['name']} at {snap['name']}"
+    assert " ".join(link.get_text().split()) == setup[0].upper() + setup[1:]
+    assert box.select_one(".answer-setup time")["datetime"] == snap["checked"].isoformat()
+    # the home page's line for the listing is the same
+    (item,) = [li for li in site.html(".").select("ul.post-list > li") if li.a["href"] == f"{LISTING}/index.html"]
+    assert " ".join(item.select_one(".headline").get_text(" ").split()) == f"{said} · {setup}"
+    # and its Markdown page opens with it too
+    quote = next(line for line in site.md(LISTING).splitlines() if line.startswith("> "))
+    assert quote.startswith(f"> **{usd(low)}** per million training tokens of Llama 3.3 70B, the cheapest of ")
+    assert f"(../{best['slug']}/index.html); price checked {snap['checked'].isoformat()}." in quote
+
+
+OPEN = "fine-tune-open-models-every-setup"
+
+
+def cheapest_by_model(out) -> dict[str, tuple[float, set[str], int]]:
+    """Per model name, from a listing's CSV file: the least cost per million tokens of the setups that fit, the
+    setups at that cost with the cheapest reference run ("method, setup at provider"), and how many fit."""
+    fitting: dict[str, list] = {}
+    for r in csv_rows(out, OPEN):  # model, method, provider, setup, per hour, per million, run, GB, memory
+        if r[-1] == "fits":
+            fitting.setdefault(r[0], []).append(r)
+    out = {}
+    for name, rows in fitting.items():
+        low = min(float(r[5]) for r in rows)
+        tied = [r for r in rows if float(r[5]) <= low * (1 + 1e-5)]  # the file's figures have six decimals
+        run = min(float(r[6]) for r in tied)
+        out[name] = low, {f"{r[1]}, {r[3]} at {r[2]}" for r in tied if float(r[6]) <= run * (1 + 1e-5)}, len(rows)
+    return out
+
+
+def test_each_models_cheapest_setup_is_a_claim_the_change_report_compares(site):
+    """figures.json states, per model of a listing, its cheapest setup per million training tokens and how many
+    setups fit; `costpress changes` compares them. Llama 3.1 405B had no cheapest-setup claim: its cheapest row
+    per token (LoRA on one B200) does not fit, and a model's claim was made from its first row only when that
+    row fit, so a change of the 405B's cheapest setup would have gone unreported."""
+    import json
+
+    family = yaml.safe_load((CONTENT / "families" / "open-models.md").read_text().split("---")[1])
+    models = yaml.safe_load((CONTENT / "models.yaml").read_text())["models"]
+    names = {m["id"]: m["name"] for m in models if m["id"] in family["axes"]["models"]}
+    claims = json.loads((site.out / OPEN / "figures.json").read_text())["articles"][OPEN]["claims"]
+    said = {c["id"]: c["subject"] for c in claims}
+    expected = cheapest_by_model(site.out)
+    assert len(expected) == len(names) == 10
+    for model, name in names.items():
+        _, setups, count = expected[name]
+        assert said.get(f"{model}.cheapest_per_token") in setups, model
+        assert said[f"{model}.fitting"] == str(count)
+
+
+def test_a_listing_of_several_models_opens_with_each_models_cheapest_setup(site):
+    """Each model's cheapest setup per million training tokens, from the listing's own CSV file, linked to its
+    page, each model's name to its table."""
+    expected = cheapest_by_model(site.out)
+    html = site.html(OPEN)
+    items = html.select("header .answer-box .cheapest li")
+    assert len(items) == len(expected)
+    md = site.md(OPEN).replace("\u00a0", " ")
+    for li in items:
+        section, page = li.find_all("a")
+        name = section.get_text().replace("\u00a0", " ")
+        low, setups, _ = expected.pop(name)
+        assert " ".join(page.get_text().split()).replace(NBHY, "-") in setups, name
+        assert li.strong.get_text() == money(low), name
+        assert html.find("section", id=section["href"].removeprefix("#")).h2.get_text() == name
+        assert (site.out / OPEN / page["href"]).is_file()
+        assert f"- {name}: **{money(low)}**, [" in md
+    assert expected == {}
+    # a listing of several models has no single answer for the home page
+    (item,) = [li for li in site.html(".").select("ul.post-list > li") if li.a["href"] == f"{OPEN}/index.html"]
+    assert item.select_one(".headline") is None
+
+
+def test_a_listing_says_when_one_setup_or_none_holds_a_models_job(tmp_path):
+    """The answer's words follow the counts: one setup that holds the job is "the only" one, and a model that
+    no setup holds is said to be so in a listing of several, not priced and not left out."""
+    from conftest import Built, build, make_content
+
+    family = (CONTENT / "families" / "70b-setups.md").read_text()
+    family = family.replace("methods: [qlora, lora, full-8bit, full]", "methods: [full]")
+    family = family.replace("providers: [lambda, nebius, runpod, nodus, aws, gcp, azure]", "providers: [nodus]")
+    for models, said in (
+        ("[llama-3.3-70b]", "the only setup that holds the job"),
+        ("[llama-3.3-70b, llama-3.1-405b]", "Llama 3.1 405B: no setup we have prices for holds the job"),
+    ):
+        folder = tmp_path / str(models.count(","))
+        text = family.replace("models: [llama-3.3-70b]", f"models: {models}")
+        result, out = build(folder, make_content(folder, {"families/70b-setups.md": text}, families=True))
+        assert result.exit_code == 0, result.output
+        fit = [r for r in csv_rows(out, LISTING) if r[-1] == "fits"]
+        assert len(fit) == 1 and fit[0][:4] == ["Llama 3.3 70B", "full fine-tune, AdamW", "Nodus", "8 × B200"]
+        box = " ".join(Built(out).html(LISTING).select_one(".answer-box").get_text(" ").split())
+        assert said in box.replace(" :", ":"), box
+        assert money(float(fit[0][5])) in box
