@@ -86,47 +86,65 @@ def open_page(browser, site, rel: str, viewport: tuple[int, int]):
     return page, problems
 
 
+@pytest.fixture(scope="module")
+def visits(browser, site, shots):
+    """Each page at each width, opened once: what the rendering test checks, the screenshot, and (at laptop
+    width, when axe-core is installed) axe's serious and critical violations, run last since it opens every
+    FAQ entry. The two tests of a page at laptop width share the visit: a visit is most of a second (plotly.js
+    and the charts), and axe's own twelve were a tenth of this module's time."""
+    seen: dict[tuple[str, str], dict] = {}
+
+    def visit(rel: str, size: str) -> dict:
+        if (rel, size) in seen:
+            return seen[rel, size]
+        page, problems = open_page(browser, site, rel, VIEWPORTS[size])
+        try:
+            plots = page.locator("div.plot")
+            tables = page.locator("table:not(details table)")
+            found = {
+                "undrawn": [i for i in range(plots.count()) if plots.nth(i).locator("svg.main-svg").count() == 0],
+                "hidden": [i for i in range(tables.count()) if not tables.nth(i).is_visible()],
+                "width": page.evaluate("document.documentElement.scrollWidth"),
+            }
+            # the whole page, or the top of a very long one (a listing is 191,000 px tall on a phone:
+            # a 15 MB image nobody can look at, and seconds to take)
+            height = page.evaluate("document.documentElement.scrollHeight")
+            clip = {"x": 0, "y": 0, "width": VIEWPORTS[size][0], "height": SHOT_MAX} if height > SHOT_MAX else None
+            folder, options = shots
+            name = f"{rel.replace('/', '_')}-{size}.{'jpg' if options['type'] == 'jpeg' else 'png'}"
+            page.screenshot(path=str(folder / name), full_page=True, clip=clip, **options)
+            found["problems"] = list(problems)
+            if size == "laptop" and AXE_JS.exists():
+                page.add_script_tag(path=str(AXE_JS))
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+                found["axe"] = [
+                    f"{v['id']} ({v['impact']}): {v['help']} - {[n['target'] for n in v['nodes']][:3]}"
+                    for v in result["violations"]
+                    if v["impact"] in ("serious", "critical")
+                ]
+        finally:
+            page.close()
+        seen[rel, size] = found
+        return found
+
+    return visit
+
+
 @pytest.mark.parametrize("rel", PAGES)
 @pytest.mark.parametrize("size", list(VIEWPORTS))
-def test_page_renders_cleanly(browser, site, shots, rel, size):
-    page, problems = open_page(browser, site, rel, VIEWPORTS[size])
-    try:
-        plots = page.locator("div.plot")
-        for i in range(plots.count()):
-            assert plots.nth(i).locator("svg.main-svg").count() > 0, f"chart {i} not drawn"
-        tables = page.locator("table:not(details table)")
-        for i in range(tables.count()):
-            assert tables.nth(i).is_visible()
-        width = page.evaluate("document.documentElement.scrollWidth")
-        assert width <= VIEWPORTS[size][0], f"page is {width}px wide at {size} width"
-        # the whole page, or the top of a very long one (a listing is 191,000 px tall on a phone:
-        # a 15 MB image nobody can look at, and seconds to take)
-        height = page.evaluate("document.documentElement.scrollHeight")
-        clip = {"x": 0, "y": 0, "width": VIEWPORTS[size][0], "height": SHOT_MAX} if height > SHOT_MAX else None
-        folder, options = shots
-        name = f"{rel.replace('/', '_')}-{size}.{'jpg' if options['type'] == 'jpeg' else 'png'}"
-        page.screenshot(path=str(folder / name), full_page=True, clip=clip, **options)
-        assert problems == []
-    finally:
-        page.close()
+def test_page_renders_cleanly(visits, rel, size):
+    page = visits(rel, size)
+    assert page["undrawn"] == [], "charts not drawn"
+    assert page["hidden"] == [], "tables not visible"
+    assert page["width"] <= VIEWPORTS[size][0], f"page is {page['width']}px wide at {size} width"
+    assert page["problems"] == []
 
 
 @pytest.mark.parametrize("rel", PAGES)
-def test_axe_has_no_serious_violations(browser, site, rel):
+def test_axe_has_no_serious_violations(visits, rel):
     need(AXE_JS.exists(), "axe-core (npm ci)")
-    page, _ = open_page(browser, site, rel, VIEWPORTS["laptop"])
-    try:
-        page.add_script_tag(path=str(AXE_JS))
-        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-        result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-        bad = [
-            f"{v['id']} ({v['impact']}): {v['help']} - {[n['target'] for n in v['nodes']][:3]}"
-            for v in result["violations"]
-            if v["impact"] in ("serious", "critical")
-        ]
-        assert bad == []
-    finally:
-        page.close()
+    assert visits(rel, "laptop")["axe"] == []
 
 
 def test_faq_is_keyboard_navigable(browser, site):
