@@ -163,6 +163,14 @@ def test_home_page_shows_each_articles_answer(site):
         shown += 1
     assert shown == 6  # the five articles and the listing of one model
     assert home.h1.get_text() != "costpress"  # the site's name is in the header already
+    # a tag's page shows each entry as the home page does (it showed no answer at all)
+    lines = {li.a["href"]: str(li.select_one(".headline")) for li in home.select("ul.post-list > li")}
+    tagged = 0
+    for tag in (site.out / "tags").glob("*/index.html"):
+        for li in BeautifulSoup(tag.read_text(), "html.parser").select("ul.post-list > li"):
+            assert str(li.select_one(".headline")) == lines[li.a["href"].removeprefix("../../")], tag
+            tagged += li.select_one(".headline") is not None
+    assert tagged >= shown
 
 
 def test_about_page_favicon_and_a_404_that_works_anywhere(site):
