@@ -237,6 +237,7 @@ class Renderer:
         self.md.filters["md_cell"] = md_cell
         self.md.filters["yaml_str"] = yaml_str
         self.xml = make_env("xml", autoescape=True, keep_trailing_newline=False)
+        self.xml.filters.update(filters)  # a feed entry's summary opens with its answer (`cell`)
         self.markdown = Markdown()
         self._compiled: dict[tuple[int, str], jinja2.Template] = {}
         site = catalog.site

@@ -114,6 +114,17 @@ def test_feed_parses(site):
         f"{BASE}{A}/",
     ]
     assert all(e.summary for e in feed.entries)
+    # an entry's summary opens with the answer the home page shows for it, then the description
+    home = {li.a["href"]: li for li in site.html(".").select("ul.post-list > li")}
+    answered = 0
+    for e in feed.entries:
+        li = home[f"{e.link.removeprefix(BASE)}index.html"]
+        description = " ".join(li.select("p")[-1].get_text().split())
+        headline = li.select_one(".headline")
+        said = f"{' '.join(headline.get_text().split())}. " if headline is not None else ""
+        assert " ".join(e.summary.split()) == said + description
+        answered += headline is not None
+    assert answered == 6
 
 
 def test_robots_and_404(site):
