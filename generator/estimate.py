@@ -34,7 +34,7 @@ def estimate(
         for key in dict.fromkeys(setups):  # a setup named twice is one row
             offer = cat.offer(key)
             if offer is None:
-                raise CostpressError(f"--setup: unknown offer {key!r} (expected provider:gpuxcount, e.g. nodus:b200x1)")
+                raise CostpressError(unknown_setup(cat, key))
             offers.append(offer)
     else:
         offers = [o for snaps in cat.snapshots.values() for o in snaps[-1].offers]
@@ -52,6 +52,22 @@ def estimate(
     grid["attention_sequence_length"] = attention or 0
     grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
     return engine.rank(grid, "cost_with_startup")
+
+
+def unknown_setup(cat: Catalog, key: str) -> str:
+    """Why --setup KEY names no offer, with what would: the provider's offers, and who offers that GPU."""
+    provider, _, rest = key.partition(":")
+    snap = cat.snapshot(provider)
+    if snap is None:
+        known = ", ".join(sorted(cat.snapshots))
+        form = "expected provider:gpuxcount, e.g. nodus:b200x1"
+        return f"--setup: no provider {provider!r} in {key!r} ({form}); known: {known}"
+    said = f"--setup: {snap.name} has no offer {key!r}; its offers: {', '.join(o.key for o in snap.offers)}"
+    gpu = rest.rpartition("x")[0]
+    elsewhere = sorted(o.key for s in cat.snapshots if s != provider for o in cat.snapshot(s).offers if o.gpu == gpu)
+    if elsewhere:
+        said += f"; {gpu} elsewhere: {', '.join(elsewhere)}"
+    return said
 
 
 COLUMNS = [

@@ -97,6 +97,27 @@ def test_estimate_bad_input():
     assert result.exit_code == 1 and "--model: unknown model 'gpt-9'" in result.output
 
 
+def test_an_unknown_setup_is_answered_with_the_setups_that_exist():
+    """`--setup runpod:l40sx1` said only "expected provider:gpuxcount, e.g. nodus:b200x1", which it was. The
+    line now names the provider's offers and who offers that GPU, from the newest snapshots."""
+    import yaml
+
+    newest = {p.name: yaml.safe_load(sorted(p.glob("*.yaml"))[-1].read_text()) for p in (CONTENT / "prices").iterdir()}
+    keys = {name: [f"{name}:{o['gpu']}x{o['count']}" for o in snap["offers"]] for name, snap in newest.items()}
+    base = ["estimate", "--content", str(CONTENT), "--model", "qwen2.5-32b", "--method", "qlora", "--tokens", "1M"]
+    result = run_cli(*base, "--setup", "runpod:l40sx1")
+    l40s = sorted(k for name, ks in keys.items() if name != "runpod" for k in ks if k.split(":")[1].startswith("l40sx"))
+    assert l40s and "l40s" not in " ".join(keys["runpod"])
+    assert result.exit_code == 1 and result.output.count("\n") == 1 and "Traceback" not in result.output
+    assert result.output == (
+        f"error: --setup: {newest['runpod']['name']} has no offer 'runpod:l40sx1'; its offers: "
+        f"{', '.join(keys['runpod'])}; l40s elsewhere: {', '.join(l40s)}\n"
+    )
+    typo = run_cli(*base, "--setup", "rundpod:h100x1")
+    assert typo.exit_code == 1 and "no provider 'rundpod'" in typo.output
+    assert typo.output.rstrip().endswith(f"known: {', '.join(sorted(keys))}")
+
+
 @pytest.mark.parametrize(
     ("option", "value", "words"),
     [
