@@ -115,10 +115,12 @@ class Cheapest:
     not_fitting: int
     best: Row | None
     setup: str | None
+    imported: bool = False  # the best row's price is dated by a catalog's import, not by a reading
 
 
-def cheapest_by_model(rows: list[Row]) -> tuple[Cheapest, ...]:
-    """Each model's Cheapest, in the order its rows first come (the listing's sections' order)."""
+def cheapest_by_model(rows: list[Row], imported=lambda row: False) -> tuple[Cheapest, ...]:
+    """Each model's Cheapest, in the order its rows first come (the listing's sections' order); `imported(row)`
+    tells whether a row's price snapshot is an imported catalog's."""
     seen: dict[str, list] = {}
     for r in rows:  # read by attribute (a subscript is a Python-level call)
         s = seen.get(r.model)
@@ -132,8 +134,10 @@ def cheapest_by_model(rows: list[Row]) -> tuple[Cheapest, ...]:
             s[2] += 1
     return tuple(
         Cheapest(
-            model, name, fit, out, best, f"{best.method_name}, {best.setup} at {best.provider_name}" if best else None
+            model, name, fit, out, best, f"{best.method_name}, {best.setup} at {best.provider_name}", imported(best)
         )
+        if best is not None
+        else Cheapest(model, name, fit, out, None, None)
         for model, (name, fit, out, best) in seen.items()
     )
 
@@ -513,8 +517,13 @@ def family_listing(cat: Catalog, fam: Family, kept: FamilyRows | None = None) ->
         row_keys=kept.row_keys() if kept is not None else None,
         aliases=tuple(listing["aliases"] or ()),
         draft=bool(fam.data["draft"]),
-        cheapest=cheapest_by_model(records),
+        cheapest=cheapest_by_model(records, lambda r: _imported(cat, r.provider, r.checked)),
     )
+
+
+def _imported(cat: Catalog, provider: str, checked: dt.date) -> bool:
+    """Whether the provider's snapshot of that date is an imported catalog's (its date is the import's)."""
+    return any(s.imported for s in cat.snapshots.get(provider, ()) if s.checked == checked)
 
 
 def fitting_rows(listing: Listing) -> int:

@@ -99,14 +99,16 @@ def render_listing(renderer, listing, texts=NO_TEXTS):
 def listing_answer(listing) -> dict | None:
     """The figure a listing of one model opens with, as an article does (and the home page shows it): the
     setup that costs least per million training tokens, of how many that hold the job, with its page and the
-    day its price was checked. None for a listing of several models (it opens with each model's cheapest:
-    families.Cheapest) and for one whose model no setup holds."""
+    day its price was checked ("verb": "imported" when that day is a catalog's import date). None for a
+    listing of several models (it opens with each model's cheapest: families.Cheapest) and for one whose model
+    no setup holds."""
     if len(listing.cheapest) != 1 or listing.cheapest[0].best is None:
         return None
     c = listing.cheapest[0]
     among = "the only setup" if c.fitting == 1 else f"the cheapest of {c.fitting:,} setups"
     what = f"per million training tokens of {c.name}, {among} that hold{'s' if c.fitting == 1 else ''} the job"
-    return {**answer(c.best.usd_per_million, "usd", what, c.setup), "slug": c.best.slug, "checked": c.best.checked}
+    dated = {"slug": c.best.slug, "checked": c.best.checked, "verb": "imported" if c.imported else "checked"}
+    return {**answer(c.best.usd_per_million, "usd", what, c.setup), **dated}
 
 
 def _rows_file(renderer, rows: list, columns: list, texts) -> list[bytes]:

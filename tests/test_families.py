@@ -429,6 +429,7 @@ def test_a_listing_of_one_model_opens_with_its_cheapest_setup(site):
     setup = f"{methods[best['method']]}, {count} × {GPUS[gpu]['name']} at {snap['name']}"
     assert " ".join(link.get_text().split()) == setup[0].upper() + setup[1:]
     assert box.select_one(".answer-setup time")["datetime"] == snap["checked"].isoformat()
+    assert "price checked" in box.select_one(".answer-setup").get_text()
     # the home page's line for the listing is the same
     (item,) = [li for li in site.html(".").select("ul.post-list > li") if li.a["href"] == f"{LISTING}/index.html"]
     assert " ".join(item.select_one(".headline").get_text(" ").split()) == f"{said} · {setup}"
@@ -521,3 +522,21 @@ def test_a_listing_says_when_one_setup_or_none_holds_a_models_job(tmp_path):
         box = " ".join(Built(out).html(LISTING).select_one(".answer-box").get_text(" ").split())
         assert said in box.replace(" :", ":"), box
         assert money(float(fit[0][5])) in box
+
+
+def test_a_listing_says_when_its_cheapest_price_was_imported_not_read(tmp_path):
+    """An imported catalog does not say when its prices were read; its snapshot's date is the import's, and
+    pages say "imported" for it. The listing's answer said "price checked" whatever the snapshot."""
+    from conftest import Built, build, make_content
+
+    family = (CONTENT / "families" / "70b-setups.md").read_text()
+    family = family.replace("providers: [lambda, nebius, runpod, nodus, aws, gcp, azure]", "providers: [nebius]")
+    (path,) = (CONTENT / "prices" / "nebius").glob("*.yaml")
+    snap = yaml.safe_load(path.read_text())
+    assert snap["checked_is"] == "imported"  # a catalog's import (costpress import-prices)
+    result, out = build(tmp_path, make_content(tmp_path, {"families/70b-setups.md": family}, families=True))
+    assert result.exit_code == 0, result.output
+    said = " ".join(Built(out).html(LISTING).select_one(".answer-setup").get_text().split())
+    assert said.endswith(f"at Nebius · price imported {snap['checked'].isoformat()}"), said
+    quote = next(line for line in Built(out).md(LISTING).splitlines() if line.startswith("> "))
+    assert quote.endswith(f"; price imported {snap['checked'].isoformat()}."), quote
