@@ -56,18 +56,14 @@ def estimate(
 
 def unknown_setup(cat: Catalog, key: str) -> str:
     """Why --setup KEY names no offer, with what would: the provider's offers, and who offers that GPU."""
-    provider, _, rest = key.partition(":")
+    provider = key.partition(":")[0]
     snap = cat.snapshot(provider)
     if snap is None:
         known = ", ".join(sorted(cat.snapshots))
         form = "expected provider:gpuxcount, e.g. nodus:b200x1"
         return f"--setup: no provider {provider!r} in {key!r} ({form}); known: {known}"
-    said = f"--setup: {snap.name} has no offer {key!r}; its offers: {', '.join(o.key for o in snap.offers)}"
-    gpu = rest.rpartition("x")[0]
-    elsewhere = sorted(o.key for s in cat.snapshots if s != provider for o in cat.snapshot(s).offers if o.gpu == gpu)
-    if elsewhere:
-        said += f"; {gpu} elsewhere: {', '.join(elsewhere)}"
-    return said
+    offers = ", ".join(o.key for o in snap.offers)
+    return f"--setup: {snap.name} has no offer {key!r}; its offers: {offers}{cat.offered_elsewhere(key)}"
 
 
 COLUMNS = [

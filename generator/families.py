@@ -118,9 +118,8 @@ class Cheapest:
     imported: bool = False  # the best row's price is dated by a catalog's import, not by a reading
 
 
-def cheapest_by_model(rows: list[Row], imported=lambda row: False) -> tuple[Cheapest, ...]:
-    """Each model's Cheapest, in the order its rows first come (the listing's sections' order); `imported(row)`
-    tells whether a row's price snapshot is an imported catalog's."""
+def cheapest_by_model(cat: Catalog, rows: list[Row]) -> tuple[Cheapest, ...]:
+    """Each model's Cheapest, in the order its rows first come (the listing's sections' order)."""
     seen: dict[str, list] = {}
     for r in rows:  # read by attribute (a subscript is a Python-level call)
         s = seen.get(r.model)
@@ -132,14 +131,14 @@ def cheapest_by_model(rows: list[Row], imported=lambda row: False) -> tuple[Chea
                 s[3] = r
         else:
             s[2] += 1
-    return tuple(
-        Cheapest(
-            model, name, fit, out, best, f"{best.method_name}, {best.setup} at {best.provider_name}", imported(best)
-        )
-        if best is not None
-        else Cheapest(model, name, fit, out, None, None)
-        for model, (name, fit, out, best) in seen.items()
-    )
+    out = []
+    for model, (name, fit, unfit, best) in seen.items():
+        if best is None:
+            out.append(Cheapest(model, name, fit, unfit, None, None))
+            continue
+        setup = f"{best.method_name}, {best.setup} at {best.provider_name}"
+        out.append(Cheapest(model, name, fit, unfit, best, setup, _imported(cat, best.provider, best.checked)))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -517,7 +516,7 @@ def family_listing(cat: Catalog, fam: Family, kept: FamilyRows | None = None) ->
         row_keys=kept.row_keys() if kept is not None else None,
         aliases=tuple(listing["aliases"] or ()),
         draft=bool(fam.data["draft"]),
-        cheapest=cheapest_by_model(records, lambda r: _imported(cat, r.provider, r.checked)),
+        cheapest=cheapest_by_model(cat, records),
     )
 
 

@@ -316,6 +316,15 @@ class Catalog:
                 chosen = snap
         return chosen
 
+    def offered_elsewhere(self, key: str, as_of: dt.date | None = None) -> str:
+        """For an offer key no snapshot lists: the other providers' offers of the GPU it names, as what the
+        error suggests ("; l40s elsewhere: nebius:l40sx1, ..."), or nothing."""
+        provider, _, rest = key.partition(":")
+        gpu = rest.rpartition("x")[0]
+        snaps = [self.snapshot(p, as_of) for p in self.snapshots if p != provider]
+        keys = sorted(o.key for snap in snaps if snap is not None for o in snap.offers if o.gpu == gpu)
+        return f"; {gpu} elsewhere: {', '.join(keys)}" if keys else ""
+
     def offer(self, key: str, as_of: dt.date | None = None) -> Offer | None:
         provider = key.split(":", 1)[0]
         snap = self.snapshot(provider, as_of)

@@ -57,7 +57,8 @@ def find_offer(cat: Catalog, article: Article, key: str, path: tuple):
             when = f" on or before {article.prices_as_of}" if article.prices_as_of else ""
             fail(article, path, f"no price snapshot for provider {provider!r}{when}")
         known = ", ".join(o.key for o in snap.offers)
-        fail(article, path, f"unknown offer {key!r} in {snap.file}; known: {known}")
+        elsewhere = cat.offered_elsewhere(key, article.prices_as_of)
+        fail(article, path, f"unknown offer {key!r} in {snap.file}; known: {known}{elsewhere}")
     return offer
 
 
