@@ -10,6 +10,7 @@ looks at on a green run.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -92,11 +93,9 @@ def visits(browser, site, shots):
     width, when axe-core is installed) axe's serious and critical violations, run last since it opens every
     FAQ entry. The two tests of a page at laptop width share the visit: a visit is most of a second (plotly.js
     and the charts), and axe's own twelve were a tenth of this module's time."""
-    seen: dict[tuple[str, str], dict] = {}
 
+    @functools.cache
     def visit(rel: str, size: str) -> dict:
-        if (rel, size) in seen:
-            return seen[rel, size]
         page, problems = open_page(browser, site, rel, VIEWPORTS[size])
         try:
             plots = page.locator("div.plot")
@@ -125,7 +124,6 @@ def visits(browser, site, shots):
                 ]
         finally:
             page.close()
-        seen[rel, size] = found
         return found
 
     return visit

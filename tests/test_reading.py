@@ -8,6 +8,7 @@ address blocked.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -48,29 +49,27 @@ def _open(browser, site, slug, size, **context):  # noqa: F811
 def seen(browser, site):  # noqa: F811
     """What a reader sees of a page at a width, measured in one visit that the tests of that page and width
     share: a visit is most of a second (plotly.js, the charts), and two tests' own visits were sixteen more."""
-    visits: dict[tuple[str, str], dict] = {}
 
+    @functools.cache
     def visit(slug: str, width: str) -> dict:
-        if (slug, width) not in visits:
-            size = VIEWPORTS[width]
-            ctx, page = _open(browser, site, slug, size)
-            try:
-                answer = page.query_selector(".answer-box strong")
-                visits[slug, width] = {
-                    "answer": (answer.bounding_box(), answer.inner_text()) if answer is not None else None,
-                    "outside": page.evaluate(
-                        """(w) => [...document.querySelectorAll('table th, table td, table caption')]
-                            .filter(c => c.getClientRects().length && !c.closest('thead'))
-                            .map(c => [c.getBoundingClientRect(), c.innerText.slice(0, 40)])
-                            .filter(([r]) => r.left < -0.5 || r.right > w + 0.5)
-                            .map(([r, t]) => `${t} (${Math.round(r.left)}..${Math.round(r.right)})`)""",
-                        size[0],
-                    ),
-                    "page_width": page.evaluate("document.documentElement.scrollWidth"),
-                }
-            finally:
-                ctx.close()
-        return visits[slug, width]
+        size = VIEWPORTS[width]
+        ctx, page = _open(browser, site, slug, size)
+        try:
+            answer = page.query_selector(".answer-box strong")
+            return {
+                "answer": (answer.bounding_box(), answer.inner_text()) if answer is not None else None,
+                "outside": page.evaluate(
+                    """(w) => [...document.querySelectorAll('table th, table td, table caption')]
+                        .filter(c => c.getClientRects().length && !c.closest('thead'))
+                        .map(c => [c.getBoundingClientRect(), c.innerText.slice(0, 40)])
+                        .filter(([r]) => r.left < -0.5 || r.right > w + 0.5)
+                        .map(([r, t]) => `${t} (${Math.round(r.left)}..${Math.round(r.right)})`)""",
+                    size[0],
+                ),
+                "page_width": page.evaluate("document.documentElement.scrollWidth"),
+            }
+        finally:
+            ctx.close()
 
     return visit
 
