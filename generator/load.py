@@ -116,58 +116,15 @@ def load_content(root: Path, parsed=None) -> Catalog:
     methods_raw = _records(methods_doc, METHODS)
     bench_doc = load_doc(root / "benchmarks.yaml", problems)
     bench_raw = _records(bench_doc, BENCHMARKS)
-    # More records, one file each (costpress calibrate writes here).
-    extra_docs = []
-    suite_docs = []
-    for path in sorted((root / "benchmarks").glob("*.yaml")) if (root / "benchmarks").is_dir() else []:
-        doc = load_doc(path, problems)
-        raw = _records(doc, BENCHMARK_FILE)
-        if doc is not None and raw:
-            if raw["benchmarks"]:
-                extra_docs.append((doc, raw))
-            if raw["time_to_train"]:
-                suite_docs.append((doc, raw["time_to_train"]))
+    extra_docs, suite_docs = _benchmark_files(root / "benchmarks", problems, load_doc)
 
     gpus = _index(hw_doc, hw["gpus"], "id", Gpu, "gpus") if hw else {}
     broken: set[str] = set()  # models whose architecture block has a problem, reported where it is written
     models = _models(models_doc, models_raw["models"], broken) if models_raw else {}
-    methods: dict[str, Method] = {}
-    memory: dict[tuple[str, str], Memory] = {}
-    evaluation = None
-    if methods_raw:
-        methods = _index(methods_doc, methods_raw["methods"], "id", Method, "methods")
-        for mid, method in methods.items():  # a hashable record of the training block
-            if method.training:
-                kept = {k: tuple(v) if isinstance(v, list) else v for k, v in method.training.items() if v is not None}
-                methods[mid] = dataclasses.replace(method, training=tuple(sorted(kept.items())))
-        if methods_raw["evaluation"]:
-            evaluation = Evaluation(**methods_raw["evaluation"])
-        for i, m in enumerate(methods_raw["memory"] or []):
-            if not m or None in (m["model"], m["method"], m["gb"]):
-                continue
-            path = ("memory", i)
-            if m["model"] not in models and models_raw:
-                methods_doc.problem(path + ("model",), _unknown("model", m["model"], models))
-            if m["method"] not in methods:
-                methods_doc.problem(path + ("method",), _unknown("method", m["method"], methods))
-            if (m["model"], m["method"]) in memory:
-                methods_doc.problem(path, f"duplicate memory entry for {m['model']} / {m['method']}")
-            memory[(m["model"], m["method"])] = Memory(**m)
-
-    benchmarks: dict[str, Benchmark] = {}
+    methods, memory, evaluation = _methods(methods_doc, methods_raw, models, models_raw is not None)
     loaded = {"model": models_raw is not None, "method": methods_raw is not None, "gpu": hw is not None}
-    for doc, raw in ([(bench_doc, bench_raw)] if bench_raw else []) + extra_docs:
-        for bid, item in _index(doc, raw["benchmarks"], "id", Benchmark, "benchmarks").items():
-            if bid in benchmarks:
-                doc.problem(("benchmarks",), f"duplicate benchmark id {bid!r}")
-            benchmarks[bid] = item
-        for i, b in enumerate(raw["benchmarks"]):
-            if not b:
-                continue
-            for fld, table in (("model", models), ("method", methods), ("gpu", gpus)):
-                if loaded[fld] and b[fld] is not None and b[fld] not in table:
-                    doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
-
+    bench_docs = ([(bench_doc, bench_raw)] if bench_raw else []) + extra_docs
+    benchmarks = _benchmarks(bench_docs, {"model": models, "method": methods, "gpu": gpus}, loaded)
     suites = _suites(suite_docs, models, methods, gpus, loaded)
     measured = measurements.load(root / "measurements", models if models_raw else {}, problems, load_doc, broken)
 
@@ -175,11 +132,7 @@ def load_content(root: Path, parsed=None) -> Catalog:
     guard = PriceGuard(**{k: v for k, v in ((site or {}).get("price_guard") or {}).items() if v is not None})
     problems.extend(check_prices(snapshots, guard))
     articles = _load_articles(root / "articles", problems)
-    slugs: dict[str, str] = {}
-    for art in articles:
-        if art.slug in slugs:
-            problems.append(f"{art.file}: slug: {art.slug!r} is already used by {slugs[art.slug]}")
-        slugs[art.slug] = art.file
+    _check_slugs(articles, problems)
 
     about = _about(root, problems)
     own = static.paths(root, problems, display_path(root / static.FOLDER))
@@ -188,15 +141,7 @@ def load_content(root: Path, parsed=None) -> Catalog:
     assert site and evaluation is not None
     return Catalog(
         root=root,
-        site=Site(
-            **{
-                **site,
-                "price_guard": guard,
-                "stale_after_days": site["stale_after_days"] or 180,
-                "planning_utilization": site["planning_utilization"] or 0.3,
-                "search": bool(site["search"]),
-            }
-        ),
+        site=_site(site, guard),
         gpus=gpus,
         models=models,
         methods=methods,
@@ -210,6 +155,88 @@ def load_content(root: Path, parsed=None) -> Catalog:
         snapshots=snapshots,
         articles=tuple(sorted(articles, key=lambda a: a.slug)),
     )
+
+
+def _site(site: dict, guard: PriceGuard) -> Site:
+    """site.yaml's record, with the defaults of the settings it may leave out."""
+    return Site(
+        **{
+            **site,
+            "price_guard": guard,
+            "stale_after_days": site["stale_after_days"] or 180,
+            "planning_utilization": site["planning_utilization"] or 0.3,
+            "search": bool(site["search"]),
+        }
+    )
+
+
+def _benchmark_files(folder: Path, problems: list[str], load_doc) -> tuple[list, list]:
+    """benchmarks/*.yaml (costpress calibrate writes there): the files holding benchmark records, and
+    those holding time-to-train suites, each as (doc, records)."""
+    extra_docs, suite_docs = [], []
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        doc = load_doc(path, problems)
+        raw = _records(doc, BENCHMARK_FILE)
+        if doc is not None and raw:
+            if raw["benchmarks"]:
+                extra_docs.append((doc, raw))
+            if raw["time_to_train"]:
+                suite_docs.append((doc, raw["time_to_train"]))
+    return extra_docs, suite_docs
+
+
+def _methods(doc: Doc | None, raw: dict | None, models: dict, models_loaded: bool):
+    """methods.yaml: the methods by id (each training block made hashable), the recorded training-state
+    memory by (model, method), and the evaluation settings."""
+    methods: dict[str, Method] = {}
+    memory: dict[tuple[str, str], Memory] = {}
+    if not raw:
+        return methods, memory, None
+    methods = _index(doc, raw["methods"], "id", Method, "methods")
+    for mid, method in methods.items():  # a hashable record of the training block
+        if method.training:
+            kept = {k: tuple(v) if isinstance(v, list) else v for k, v in method.training.items() if v is not None}
+            methods[mid] = dataclasses.replace(method, training=tuple(sorted(kept.items())))
+    evaluation = Evaluation(**raw["evaluation"]) if raw["evaluation"] else None
+    for i, m in enumerate(raw["memory"] or []):
+        if not m or None in (m["model"], m["method"], m["gb"]):
+            continue
+        path = ("memory", i)
+        if m["model"] not in models and models_loaded:
+            doc.problem(path + ("model",), _unknown("model", m["model"], models))
+        if m["method"] not in methods:
+            doc.problem(path + ("method",), _unknown("method", m["method"], methods))
+        if (m["model"], m["method"]) in memory:
+            doc.problem(path, f"duplicate memory entry for {m['model']} / {m['method']}")
+        memory[(m["model"], m["method"])] = Memory(**m)
+    return methods, memory, evaluation
+
+
+def _benchmarks(docs: list, tables: dict[str, dict], loaded: dict[str, bool]) -> dict[str, Benchmark]:
+    """Benchmark records of benchmarks.yaml and benchmarks/*.yaml by id; each must name a known model,
+    method and GPU (checked only where that file loaded)."""
+    benchmarks: dict[str, Benchmark] = {}
+    for doc, raw in docs:
+        for bid, item in _index(doc, raw["benchmarks"], "id", Benchmark, "benchmarks").items():
+            if bid in benchmarks:
+                doc.problem(("benchmarks",), f"duplicate benchmark id {bid!r}")
+            benchmarks[bid] = item
+        for i, b in enumerate(raw["benchmarks"]):
+            if not b:
+                continue
+            for fld, table in tables.items():
+                if loaded[fld] and b[fld] is not None and b[fld] not in table:
+                    doc.problem(("benchmarks", i, fld), _unknown(fld, b[fld], table))
+    return benchmarks
+
+
+def _check_slugs(articles: list[Article], problems: list[str]) -> None:
+    """Two articles may not share a slug: the second would overwrite the first's page."""
+    slugs: dict[str, str] = {}
+    for art in articles:
+        if art.slug in slugs:
+            problems.append(f"{art.file}: slug: {art.slug!r} is already used by {slugs[art.slug]}")
+        slugs[art.slug] = art.file
 
 
 def _models(doc: Doc, items: list, broken: set[str]) -> dict[str, Model]:

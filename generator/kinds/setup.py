@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
@@ -30,87 +33,132 @@ SPEC = record(
 NEIGHBOURS_SHOWN = 8
 
 
+@dataclass
+class _Page:
+    """What the steps share: the job (model, method, offer and its GPU), the params, the recorder and the blocks."""
+
+    cat: Catalog
+    p: dict
+    model: Any
+    method: Any
+    offer: Any
+    gpu: Any
+    mem: Any  # the training state methods.yaml records for this model and method, or None
+    parameters: float  # active parameters, plus attention when the family asks for it
+    setup: str  # "8 × H100"
+    rec: Recorder = field(default_factory=Recorder)
+    blocks: Blocks = field(default_factory=Blocks)
+
+
 def build(cat: Catalog, art: Article, p: dict) -> Context:
     """One model, one method, one offer: budgets, a chart, and the same job on the other setups."""
-    rec = Recorder()
-    blocks = Blocks()
+    page = _page(cat, art, p)
+    per_gpu = _per_gpu_memory(page)
+    _budgets(page)
+    ref = _reference(page)
+    _chart(page)
+    values = _values(page, per_gpu, ref)
+    offer = page.offer
+    return Context(
+        values, page.blocks, _inputs(page), list(page.rec.figures.values()), [offer.checked], [offer.provider]
+    )
+
+
+def _page(cat: Catalog, art: Article, p: dict) -> _Page:
+    """The job the page prices; the family has already checked that the offer holds it."""
     model, method = cat.models[p["model"]], cat.methods[p["method"]]
     offer = find_offer(cat, art, p["offer"], ("offer",))
     gpu = cat.gpus[offer.gpu]
+    parameters = counted_parameters(model, method, p.get("attention_sequence_length"))
     mem = cat.memory.get((model.id, method.id))
-    need = memory_need(model, method, gpu.memory_gb, offer.count)
-    util, startup = p["utilization"], p["startup_hours"]
-    peak, price = gpu.peak_tflops * offer.count, offer.usd_per_hour
-    per_gpu = rec("memory.per_gpu", need.per_gpu_gb if need else mem.gb / offer.count, "GB")
+    return _Page(cat, p, model, method, offer, gpu, mem, parameters, fmt.setup(offer.count, gpu.name))
 
-    attention = p.get("attention_sequence_length")
-    parameters = counted_parameters(model, method, attention)  # active parameters (+ attention, if asked)
 
-    def costs(tokens: list[float]) -> list[dict]:
-        # one setup, a few token counts: the engine's one-run arithmetic, no frame or array per page
-        out = []
-        for t in tokens:
-            h = engine.flop_hours(method.ops_per_param, parameters, float(t), peak, util)
-            out.append(
-                {
-                    "tokens": t,
-                    "hours": h,
-                    "training_cost": engine.run_cost(h, price),
-                    "cost_with_startup": engine.run_cost(h, price, startup),
-                    "usd_per_million": engine.cost_per_million(engine.run_cost(h, price), t),
-                }
-            )
-        return out
+def _per_gpu_memory(page: _Page) -> float:
+    """Memory each GPU holds: the memory model's figure, or the recorded training state split evenly."""
+    offer = page.offer
+    need = memory_need(page.model, page.method, page.gpu.memory_gb, offer.count)
+    return page.rec("memory.per_gpu", need.per_gpu_gb if need else page.mem.gb / offer.count, "GB")
 
-    budgets = costs(p["token_budgets"])
-    blocks.add(
+
+def _costs(page: _Page, tokens: list[float]) -> list[dict]:
+    """One setup at a few token counts: the engine's one-run arithmetic, no frame or array per page."""
+    p, price = page.p, page.offer.usd_per_hour
+    peak = page.gpu.peak_tflops * page.offer.count
+    ops, parameters, util, startup = page.method.ops_per_param, page.parameters, p["utilization"], p["startup_hours"]
+    out = []
+    for t in tokens:
+        h = engine.flop_hours(ops, parameters, float(t), peak, util)
+        out.append(
+            {
+                "tokens": t,
+                "hours": h,
+                "training_cost": engine.run_cost(h, price),
+                "cost_with_startup": engine.run_cost(h, price, startup),
+                "usd_per_million": engine.cost_per_million(engine.run_cost(h, price), t),
+            }
+        )
+    return out
+
+
+def _budgets(page: _Page) -> None:
+    """The table of the family's token budgets."""
+    offer = page.offer
+    page.blocks.add(
         Table(
             "budgets",
-            f"{method.name} on {model.name}, {fmt.setup(offer.count, gpu.name)} at {offer.provider_name}, "
-            f"{fmt.pct(util)} utilization",
+            f"{page.method.name} on {page.model.name}, {page.setup} at {offer.provider_name}, "
+            f"{fmt.pct(page.p['utilization'])} utilization",
             [
                 Column("tokens", "Training tokens", "tokens", True),
                 Column("hours", "Hours", "hours", True),
                 Column("training_cost", "Training cost (USD)", "usd", True),
                 Column("cost_with_startup", "With startup (USD)", "usd", True),
             ],
-            budgets,
+            _costs(page, page.p["token_budgets"]),
         )
     )
-    ref = costs([p["reference_tokens"]])[0]
+
+
+def _reference(page: _Page) -> dict:
+    """The run the page's answer and sentences are about, each figure recorded."""
+    ref = _costs(page, [page.p["reference_tokens"]])[0]
     for key in ("hours", "training_cost", "cost_with_startup", "usd_per_million"):
-        rec(f"reference.{key}", ref[key], "USD" if key != "hours" else "hours")
-    chart = costs(p["chart_tokens"])
-    title = f"Cost against training tokens on {fmt.setup(offer.count, gpu.name)}, startup included"
+        page.rec(f"reference.{key}", ref[key], "USD" if key != "hours" else "hours")
+    return ref
+
+
+def _chart(page: _Page) -> None:
+    """Cost against training tokens, startup included, with its data table."""
+    points = _costs(page, page.p["chart_tokens"])
+    title = f"Cost against training tokens on {page.setup}, startup included"
     fig = charts.lines(
         title,
-        [(fmt.setup(offer.count, gpu.name), [r["tokens"] for r in chart], [r["cost_with_startup"] for r in chart])],
+        [(page.setup, [r["tokens"] for r in points], [r["cost_with_startup"] for r in points])],
         "Training tokens (log scale)",
         "Cost in USD (log scale)",
     )
-    blocks.add(
-        Chart(
-            "cost-vs-tokens",
-            title,
-            fig,
-            Table(
-                "cost-vs-tokens-data",
-                "Cost in USD by training tokens, startup included",
-                [Column("tokens", "Training tokens", "tokens", True), Column("cost_with_startup", "USD", "usd", True)],
-                chart,
-            ),
-        )
+    data = Table(
+        "cost-vs-tokens-data",
+        "Cost in USD by training tokens, startup included",
+        [Column("tokens", "Training tokens", "tokens", True), Column("cost_with_startup", "USD", "usd", True)],
+        points,
     )
-    # The family computed the neighbours once for all its pages: the cheapest few, how many
-    # other setups there are and how many cost less at the cents shown.
+    page.blocks.add(Chart("cost-vs-tokens", title, fig, data))
+
+
+def _values(page: _Page, per_gpu: float, ref: dict) -> dict:
+    """What the templates read. The family computed the neighbours once for all its pages: the cheapest
+    few, how many other setups there are and how many cost less at the cents shown."""
+    p, model, method, offer, gpu, mem = page.p, page.model, page.method, page.offer, page.gpu, page.mem
     near = p["neighbours"]
     neighbours, others, n_cheaper = near["shown"], near["others"], near["cheaper"]
-    values = {
+    return {
         "model": {"name": model.name, "parameters": model.parameters},
         "method": {"name": method.name, "ops": method.ops_per_param},
         "offer": {
             "provider": offer.provider_name,
-            "setup": fmt.setup(offer.count, gpu.name),
+            "setup": page.setup,
             "gpu": gpu.name,
             "count": offer.count,
             "usd_per_hour": offer.usd_per_hour,
@@ -121,11 +169,11 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         "memory_gb": gpu.memory_gb * offer.count,
         "per_gpu_gb": per_gpu,
         "gpu_memory_gb": gpu.memory_gb,
-        "attention_sequence_length": attention,
+        "attention_sequence_length": p.get("attention_sequence_length"),
         "moe": model.architecture is not None and model.architecture.moe,
         "sharded": offer.count > 1,
-        "utilization": util,
-        "startup_minutes": startup * 60,
+        "utilization": p["utilization"],
+        "startup_minutes": p["startup_hours"] * 60,
         "reference": ref,
         "reference_tokens": p["reference_tokens"],
         "answer": answer(
@@ -133,7 +181,7 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
             "usd",
             f"for {fmt.tokens(p['reference_tokens'])} training tokens of {model.name} with {method.name}, "
             "startup included",
-            f"{fmt.setup(offer.count, gpu.name)} at {offer.provider_name}",
+            f"{page.setup} at {offer.provider_name}",
         ),
         # the cheapest alternatives only: a page lists a handful, the listing page has them all
         "neighbours": neighbours,
@@ -144,28 +192,26 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         "cheapest": (neighbours[0] if n_cheaper else None),
         "listing_slug": p["listing_slug"],
     }
-    # The same few input figures appear on many pages of a family: each is made (and formatted) once.
-    inputs = [
-        *shared_inputs(
-            cat,
-            ("work", model.id, method.id),
-            lambda: [
-                *work_inputs(model, method),
-                *(
-                    [Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url)]
-                    if mem
-                    else []
-                ),
-            ],
-        ),
+
+
+def _inputs(page: _Page) -> list[Input]:
+    """The page's input figures. The same few appear on many pages of a family: each is made (and
+    formatted) once per build."""
+    cat, model, method, offer, gpu, mem = page.cat, page.model, page.method, page.offer, page.gpu, page.mem
+    util = page.p["utilization"]
+
+    def work() -> list[Input]:
+        if mem is None:
+            return work_inputs(model, method)
+        state = Input(f"Training state, {model.name} {method.name}", mem.gb, "num", "GB", mem.source, mem.url)
+        return [*work_inputs(model, method), state]
+
+    def utilization() -> list[Input]:
+        return [Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family")]
+
+    return [
+        *shared_inputs(cat, ("work", model.id, method.id), work),
         *shared_inputs(cat, ("gpu", gpu.id), lambda: gpu_inputs(gpu)),
         *shared_inputs(cat, ("offer", id(offer)), lambda: [price_input(offer, gpu)]),  # offers live with the catalog
-        *shared_inputs(
-            cat,
-            ("utilization", util),
-            lambda: [
-                Input("Utilization, planning figure", util, "pct", "", "Assumption of this page family"),
-            ],
-        ),
+        *shared_inputs(cat, ("utilization", util), utilization),
     ]
-    return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])

@@ -27,24 +27,36 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
     suite = lookup(cat.suites, p["suite"], "time-to-train suite", art, ("suite",))
     model, method = cat.models[suite.model], cat.methods[suite.method]
     snaps = snapshots(cat, art, p["providers"])
-    tokens = suite.tokens
     results = _results(cat, rec, suite, model, method)
     groups = _groups(cat, rec, suite, model, method, results)
     rows = _offers(rec, suite, snaps, groups)
     if not rows:
         fail(art, ("providers",), f"no offer of these providers matches a GPU type and count in {suite.file}")
     ranking = _rank(rows)
-    records, best, worst, leaders, hour = (ranking[k] for k in ("records", "best", "worst", "leaders", "hour"))
-    priced = [g for g in groups.values() if g["offers"]]
-    fastest_gpu = min(priced, key=lambda g: (g["median"], g["key"]))
     gpu_rows = sorted(groups.values(), key=lambda g: (g["median"], g["key"]))
-    _tables(blocks, suite, records, gpu_rows, results)
-    values = {
+    _tables(blocks, suite, ranking["records"], gpu_rows, results)
+    values = _values(rec, suite, model, method, snaps, ranking, gpu_rows, results)
+    inputs = _inputs(cat, suite, model, method, snaps, ranking["records"], gpu_rows, len(results))
+    return Context(
+        values,
+        blocks,
+        inputs,
+        list(rec.figures.values()),
+        sorted({s.checked for s in snaps}),
+        [s.provider for s in snaps],
+    )
+
+
+def _values(rec: Recorder, suite, model, method, snaps: list, ranking: dict, gpu_rows: list[dict], results) -> dict:
+    """What the templates read: the suite, the GPU types by median time, and the offers ranked by cost."""
+    records, best, worst, leaders, hour = (ranking[k] for k in ("records", "best", "worst", "leaders", "hour"))
+    priced = [g for g in gpu_rows if g["offers"]]
+    return {
         "suite": {
             "name": suite.name,
             "samples": suite.samples,
             "sequence_length": suite.sequence_length,
-            "tokens": tokens,
+            "tokens": suite.tokens,
             "definition": suite.definition,
             "notes": suite.notes,
             "results": len(results),
@@ -52,7 +64,7 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         "model": {"name": model.name, "parameters": model.parameters},
         "method": {"name": method.name, "ops_per_param": method.ops_per_param},
         "gpu_types": gpu_rows,
-        "fastest_gpu": fastest_gpu,
+        "fastest_gpu": priced[0],
         "unpriced": [g for g in gpu_rows if not g["offers"]],
         "offers": records,
         "best": best,
@@ -70,6 +82,10 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         "best_is_cheapest_hour": hour["key"] == best["key"],
         "providers": [{"name": s.name, "checked": s.checked} for s in snaps],
     }
+
+
+def _inputs(cat: Catalog, suite, model, method, snaps: list, records, gpu_rows, n_results: int) -> list[Input]:
+    """The page's input figures: the work, the suite's sizes and results, the prices used and each GPU's peak."""
     inputs = [
         *work_inputs(model, method),
         Input(
@@ -85,7 +101,7 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         ),
         Input(
             f"Times to train, {suite.name}",
-            len(results),
+            n_results,
             "int",
             "results",
             f"{suite.source}; {suite.definition}",
@@ -95,14 +111,7 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
     inputs += offer_price_inputs(cat, snaps, {r["key"] for r in records})
     for gpu_id in sorted({g["gpu"] for g in gpu_rows}):
         inputs += gpu_inputs(cat.gpus[gpu_id])[:1]
-    return Context(
-        values,
-        blocks,
-        inputs,
-        list(rec.figures.values()),
-        sorted({s.checked for s in snaps}),
-        [s.provider for s in snaps],
-    )
+    return inputs
 
 
 def _results(cat: Catalog, rec: Recorder, suite, model, method) -> list[dict]:
