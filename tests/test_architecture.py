@@ -138,22 +138,81 @@ def test_import_model_writes_an_entry_the_build_checks(tmp_path):
     models = {m["id"]: m for m in yaml.safe_load((content / "models.yaml").read_text())["models"]}
     assert models["qwen2.5-32b"]["architecture"]["qkv_bias"] is True
     assert models["llama-3.3-70b"]["weights_gb"] == 141  # other entries untouched
-    llama = ("import-model", str(CONFIGS / "meta-llama__Llama-3.3-70B-Instruct.json"), "--id", "llama-3.3-70b",
-             "--name", "Llama 3.3 70B", "--content", str(content))  # fmt: skip
+    build = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
+    assert build.exit_code == 0, build.output
+
+
+def test_an_id_typed_for_another_model_is_refused_and_replace_is_checked_by_the_build(tmp_path):
+    """The 8B's config under the 70B's id would put one model's architecture over another's entry."""
+    content = make_content(tmp_path)
+    wrong = ("import-model", str(CONFIGS / "meta-llama__Llama-3.1-8B.json"), "--id", "llama-3.3-70b",
+             "--content", str(content))  # fmt: skip
     before = (content / "models.yaml").read_bytes()
-    # an entry of that id is there already: an id typed for another model must not put this config over it
-    refused = run_cli(*llama)
+    refused = run_cli(*wrong)
     assert refused.exit_code == 1 and (content / "models.yaml").read_bytes() == before
     assert refused.output == (
         f"error: {content}/models.yaml: model 'llama-3.3-70b' is already there and says something else; --replace "
-        "rewrites its entry (keys import-model does not write are kept), or choose another --id\n"
+        "updates its entry (its other keys and comments stay), or choose another --id\n"
     )
-    again = run_cli(*llama, "--replace")
+    again = run_cli(*wrong, "--replace")
     assert again.exit_code == 0 and "replaced llama-3.3-70b" in again.output
     models = {m["id"]: m for m in yaml.safe_load((content / "models.yaml").read_text())["models"]}
     assert models["llama-3.3-70b"]["weights_gb"] == 141  # keys import-model does not write are kept
+    assert models["llama-3.3-70b"]["architecture"]["hidden_size"] == 4096
+    # the entry kept its published total, which the 8B's architecture does not give
     build = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
-    assert build.exit_code == 0, build.output
+    assert build.exit_code == 1
+    assert "parameters: the architecture gives 8,030,261,248 parameters, the published total is" in build.output
+
+
+QWEN_7B = """  - id: qwen2.5-7b
+    name: Qwen2.5 7B
+    parameters: 7615616512
+    # bf16 weights, summed by hand from the safetensors index
+    weights_gb: 15.2
+    architecture: {ARCH}
+    source: >-
+      Hugging Face config.json of Qwen/Qwen2.5-7B;
+      total summed from its safetensors files
+
+    url: https://huggingface.co/Qwen/Qwen2.5-7B
+"""
+
+
+def test_import_model_updates_an_entry_in_place(tmp_path):
+    """--replace rewrote a whole entry: a comment inside it was lost, a source written over several lines became
+    "config.json (<file>)" when --source was not given, and a key it did not write moved below the others. Now
+    it changes only the keys it is given or computes, where they stand, and a new model needs --name."""
+    content = make_content(tmp_path)
+    models = content / "models.yaml"
+    text = models.read_text()
+    old = re.search(r"  - id: qwen2\.5-7b\n(    .*\n)+", text).group(0)
+    arch = re.search(r"architecture: (.*)", old).group(1)
+    mine = QWEN_7B.replace("{ARCH}", arch)
+    models.write_text(text.replace(old, mine))
+    before = models.read_text()
+    config = CONFIGS / "Qwen__Qwen2.5-7B.json"
+    same = run_cli("import-model", str(config), "--id", "qwen2.5-7b", "--content", str(content))
+    assert same.exit_code == 0 and same.output.startswith("unchanged qwen2.5-7b in "), same.output
+    assert models.read_text() == before
+    url = "https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json"
+    moved = run_cli("import-model", str(config), "--id", "qwen2.5-7b", "--url", url, "--content", str(content),
+                    "--replace")  # fmt: skip
+    assert moved.exit_code == 0 and moved.output.startswith("replaced qwen2.5-7b in "), moved.output
+    assert models.read_text() == before.replace("url: https://huggingface.co/Qwen/Qwen2.5-7B\n", f"url: {url}\n")
+    models.write_text(before.replace("    url: https://huggingface.co/Qwen/Qwen2.5-7B\n", ""))
+    run_cli("import-model", str(config), "--id", "qwen2.5-7b", "--url", url, "--name", "Qwen 2.5 7B",
+            "--content", str(content), "--replace")  # fmt: skip
+    expected = before.replace("name: Qwen2.5 7B", "name: Qwen 2.5 7B")
+    expected = expected.replace("    url: https://huggingface.co/Qwen/Qwen2.5-7B\n", "").replace(
+        "files\n\n", f"files\n    url: {url}\n\n"
+    )
+    assert models.read_text() == expected  # a key the entry lacked goes after those before it in the entry
+    nameless = run_cli("import-model", str(config), "--id", "qwen-new", "--content", str(content))
+    assert nameless.exit_code == 1 and models.read_text() == expected
+    assert nameless.output == (
+        f"error: --name: needed for a model that is not in {content}/models.yaml yet, e.g. --name 'My Model'\n"
+    )
 
 
 def test_a_published_total_that_disagrees_fails(tmp_path):

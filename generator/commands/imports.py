@@ -63,16 +63,28 @@ def import_results(kind: str, csv_file: Path, out: Path, count: int, content: Pa
 @cli.command("import-model")
 @click.argument("config", metavar="CONFIG.json", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--id", "model_id", required=True, help="Model id for models.yaml, e.g. qwen2.5-32b.")
-@click.option("--name", required=True, help="Name shown on pages, e.g. 'Qwen2.5 32B'.")
+@click.option(
+    "--name",
+    default=None,
+    help="Name shown on pages, e.g. 'Qwen2.5 32B' (needed for a new model; default: the entry's).",
+)
 @click.option("--published", type=click.IntRange(1, 10**14), default=None, help="Published parameter total, checked.")
-@click.option("--source", default=None, help="Where the config comes from (default: the file's name).")
+@click.option(
+    "--source",
+    default=None,
+    help="Where the config comes from (default: the entry's source, or for a new model the file's name).",
+)
 @click.option("--url", default=None, help="Public address of the model or its config.")
-@click.option("--replace", is_flag=True, help="Rewrite the model's entry when one with this id says something else.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Update the model's entry when one with this id says something else (its other keys and comments stay).",
+)
 @content_option
 def import_model(
     config: Path,
     model_id: str,
-    name: str,
+    name: str | None,
     published: int | None,
     source: str | None,
     url: str | None,
@@ -87,7 +99,7 @@ def import_model(
         raise CostpressError(
             f"--id: expected at most {NAME_MAX} lower-case letters, digits, '.' and '-', got {model_id!r}"
         )
-    if not name.strip() or LINE_RE.search(name):
+    if name is not None and (not name.strip() or LINE_RE.search(name)):
         raise CostpressError("--name: expected one line of text without control characters")
     if url is not None and not re.match(r"^https?://[^\s<>\"']+\Z", url):
         raise CostpressError(f"--url: expected an http(s) address, got {url!r}")
@@ -102,7 +114,11 @@ def import_model(
         text = target.read_text(encoding="utf-8")
     except OSError as exc:
         raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
-    entry = models_file.entry_text(model_id, name, arch, published, source or f"config.json ({config.name})", url)
+    if models_file.find(text.splitlines(), model_id) is None:  # a new entry needs what an existing one keeps
+        if name is None:
+            raise CostpressError(f"--name: needed for a model that is not in {target} yet, e.g. --name 'My Model'")
+        source = source or f"config.json ({config.name})"
+    entry = models_file.entry_text(model_id, name, arch, published, source, url)
     merged, replaced = models_file.merge(text, model_id, entry)
     moe = f", {active:,} active per token" if arch.moe else ""
     if merged == text:
@@ -110,8 +126,8 @@ def import_model(
         return
     if replaced and not replace:  # an id typed for another model would put this config over that one's entry
         raise CostpressError(
-            f"{target}: model {model_id!r} is already there and says something else; --replace rewrites its entry "
-            "(keys import-model does not write are kept), or choose another --id"
+            f"{target}: model {model_id!r} is already there and says something else; --replace updates its entry "
+            "(its other keys and comments stay), or choose another --id"
         )
     authored.write_whole(target, merged.encode("utf-8"))
     click.echo(f"{'replaced' if replaced else 'added'} {model_id} in {target}: {total:,} parameters{moe}")
