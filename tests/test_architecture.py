@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 import yaml
@@ -279,3 +280,68 @@ def test_every_model_in_content_is_what_import_model_writes(tmp_path):
         result = run_cli(*args)
         assert result.exit_code == 0 and result.output.startswith(f"unchanged {m['id']} in "), result.output
     assert (content / "models.yaml").read_bytes() == before
+
+
+def test_import_model_follows_the_files_own_indentation(tmp_path):
+    """An entry was found only as "  - id: ID"; in a models.yaml indented otherwise (valid YAML, which the build
+    read) an existing model was not found and a new one was added with the wrong indentation: the next build
+    failed with a YAML syntax error in a file the user had not touched."""
+    content = make_content(tmp_path)
+    models = content / "models.yaml"
+    flat = re.sub(r"(?m)^    ", "  ", re.sub(r"(?m)^  - ", "- ", models.read_text())) + "# end of the list\n"
+    models.write_text(flat)
+    config = CONFIGS / "Qwen__Qwen2.5-7B.json"
+    same = run_cli("import-model", str(config), "--id", "qwen2.5-7b", "--content", str(content))
+    assert same.exit_code == 0 and same.output.startswith("unchanged qwen2.5-7b in "), same.output
+    added = run_cli("import-model", str(config), "--id", "qwen-copy", "--name", "Qwen copy", "--content", str(content))
+    assert added.exit_code == 0, added.output
+    arch = re.search(r"(?m)^- id: qwen2\.5-7b\n(?:  .*\n)*?  architecture: (.*)$", flat).group(1)
+    assert models.read_text() == flat.replace(
+        "# end of the list\n",
+        f"- id: qwen-copy\n  name: Qwen copy\n  architecture: {arch}\n  source: config.json (Qwen__Qwen2.5-7B.json)\n"
+        "# end of the list\n",
+    )
+    build = run_cli("build", "--content", str(content), "--out", str(tmp_path / "site"), "--templates", str(TEMPLATES))
+    assert build.exit_code == 0, build.output
+
+
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda t: t.replace("  - id: qwen2.5-7b\n    name: Qwen2.5 7B\n",
+                             "  - {id: qwen2.5-7b, name: Qwen2.5 7B}\n  - x: 1\n"),
+         "the entry of 'qwen2.5-7b' is written in braces; write it one key a line"),
+        (lambda t: "models: []\n", "expected a `models:` list with one entry a line or more"),
+        (lambda t: t + "x: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply to read; fix it, then import again"),
+        (lambda t: t + "  - id: [\n", "not valid YAML (line"),
+    ],
+)  # fmt: skip
+def test_a_models_file_import_model_cannot_edit_is_left_as_it_is(tmp_path, edit, words):
+    content = make_content(tmp_path)
+    models = content / "models.yaml"
+    models.write_text(edit(models.read_text()))
+    before = models.read_bytes()
+    result = run_cli("import-model", str(CONFIGS / "Qwen__Qwen2.5-7B.json"), "--id", "qwen2.5-7b", "--name", "Q",
+                     "--replace", "--content", str(content))  # fmt: skip
+    assert result.exit_code == 1 and words in result.output.splitlines()[-1], result.output
+    assert models.read_bytes() == before
+
+
+def test_an_edit_that_would_change_another_model_is_not_written(tmp_path, monkeypatch):
+    """The file is read back before it is written: should an edit ever touch another entry (here, made to), the
+    command names the entry to add by hand and leaves the file as it was."""
+    from generator import models_file
+
+    content = make_content(tmp_path)
+    models = content / "models.yaml"
+    before = models.read_bytes()
+    monkeypatch.setattr(models_file, "_updated", lambda lines, item, keys: "".join(lines).replace("141", "142"))
+    result = run_cli("import-model", str(CONFIGS / "Qwen__Qwen2.5-7B.json"), "--id", "qwen2.5-7b",
+                     "--url", "https://example.org/q", "--replace", "--content", str(content))  # fmt: skip
+    assert result.exit_code == 1 and models.read_bytes() == before
+    entry = yaml.safe_load(result.output.split("error: ")[0])
+    assert entry == [{"id": "qwen2.5-7b", "architecture": ANY, "url": "https://example.org/q"}], result.output
+    assert result.output.endswith(
+        f"\nerror: {content}/models.yaml: its layout is not one import-model can edit safely; nothing written; "
+        "the lines above are what it would write\n"
+    ), result.output

@@ -114,12 +114,16 @@ def import_model(
         text = target.read_text(encoding="utf-8")
     except OSError as exc:
         raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
-    if models_file.find(text.splitlines(), model_id) is None:  # a new entry needs what an existing one keeps
+    if not models_file.has_model(text, model_id):  # a new entry needs what an existing one keeps
         if name is None:
             raise CostpressError(f"--name: needed for a model that is not in {target} yet, e.g. --name 'My Model'")
         source = source or f"config.json ({config.name})"
-    entry = models_file.entry_text(model_id, name, arch, published, source, url)
-    merged, replaced = models_file.merge(text, model_id, entry)
+    keys = models_file.entry_keys(name, arch, published, source, url)
+    try:
+        merged, replaced = models_file.merge(text, model_id, keys, str(target))
+    except models_file.Unmergeable as exc:
+        click.echo(exc.entry, nl=False)
+        raise CostpressError(f"{exc}; nothing written; the lines above are what it would write") from None
     moe = f", {active:,} active per token" if arch.moe else ""
     if merged == text:
         click.echo(f"unchanged {model_id} in {target}: {total:,} parameters{moe}")
