@@ -45,7 +45,7 @@ class Measurement:
 def _json(path: Path) -> dict:
     """A Trainer's JSON file, which holds one object."""
     try:
-        found = json.loads(path.read_text())
+        found = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as exc:
         raise CostpressError(f"{path}: cannot read as JSON ({exc})") from None
     except RecursionError:  # the decoder recurses once a level
@@ -101,7 +101,7 @@ def from_trainer(folder: Path, sequence_length: int | None) -> Measurement:
 def from_csv(path: Path, skip_steps: int = 0) -> Measurement:
     """A CSV with columns step, seconds, tokens: one row per optimizer step."""
     try:
-        reader = csv.DictReader(io.StringIO(path.read_text()))
+        reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig")))  # Excel starts its CSV with a BOM
         rows = list(reader)
     except OSError as exc:
         raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
@@ -178,7 +178,7 @@ def dump(rec: dict) -> str:
 def ids_in(path: Path) -> set[str]:
     """The ids of the benchmark records `path` holds, if it is a readable benchmarks file; else none."""
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeError, yaml.YAMLError):
         return set()
     records = doc.get("benchmarks") if isinstance(doc, dict) else None

@@ -325,7 +325,7 @@ def _about(root: Path, problems: list[str]) -> str | None:
     if not path.is_file():
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(f"{display_path(path)}: cannot be read as UTF-8 text ({exc})")
         return None

@@ -23,7 +23,7 @@ ORDER = ("name", "parameters", "architecture", "source", "url")  # the keys impo
 
 def read_config(path: Path) -> Architecture:
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = json.loads(path.read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise CostpressError(f"{path}: cannot read ({exc.strerror})") from None
     except (UnicodeDecodeError, ValueError) as exc:

@@ -80,7 +80,7 @@ def read_text(path: Path, display: str, problems: list[str]) -> str | None:
         problems.append(f"{display}: expected a UTF-8 text file, found binary data")
         return None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # an editor's byte order mark (Windows Notepad, Excel) is not text
     except UnicodeDecodeError as exc:
         problems.append(f"{display}: expected UTF-8 text, bad byte at offset {exc.start}")
         return None

@@ -811,3 +811,25 @@ def test_a_worker_killed_mid_page_is_a_one_line_error_naming_its_pages(tmp_path,
     assert re.search(r"families/70b-setups\.md: (page \S+|\d+ pages, \S+ to \S+)\)", errors[0]), errors[0]
     after = read_tree(out)
     assert after == before
+
+
+def test_files_saved_with_a_byte_order_mark_build_as_without(tmp_path):
+    """Windows Notepad and Excel can start a UTF-8 file with a byte order mark. An article saved so failed with
+    "expected YAML front matter between two '---' lines" (which it had), about.md's page began with the mark,
+    and `calibrate --csv` did not find the `step` column of a CSV Excel wrote."""
+    plain = make_content(tmp_path / "plain")
+    marked = make_content(tmp_path / "marked")
+    files = [p for p in marked.rglob("*") if p.suffix in (".md", ".yaml")]
+    assert {"about.md", "site.yaml", "70b-fine-tune-across-clouds.md", "2026-11-05.yaml"} <= {p.name for p in files}
+    for path in files:
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    out = tmp_path / "site"
+    built = run_cli("build", "--content", str(plain), "--out", str(out), "--templates", str(TEMPLATES))
+    assert built.exit_code == 0, built.output
+    same = run_cli("build", "--check", "--content", str(marked), "--out", str(out), "--templates", str(TEMPLATES))
+    assert same.exit_code == 0 and "is up to date" in same.output, same.output
+    log = tmp_path / "steps.csv"
+    log.write_bytes(b"\xef\xbb\xbfstep,seconds,tokens\r\n1,2.0,8192\r\n2,2.0,8192\r\n")
+    calibrated = run_cli("calibrate", "--csv", str(log), "--id", "bom-run", "--model", "llama-3.1-8b", "--method",
+                         "lora", "--gpu", "h100", "--count", "1", "--out", "-", "--content", str(plain))  # fmt: skip
+    assert calibrated.exit_code == 0 and "tokens_per_second: 4096" in calibrated.output, calibrated.output
