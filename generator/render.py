@@ -143,14 +143,16 @@ class Page:
 
 class _Loader(jinja2.FileSystemLoader):
     """Jinja's file loader, with a template that is not UTF-8 text reported as a template error naming its
-    file (it was a UnicodeDecodeError, and a traceback)."""
+    file (it was a UnicodeDecodeError, and a traceback), and without the byte order mark an editor may have
+    put first (it went into every page the template is part of, mid-page for a partial)."""
 
     def get_source(self, environment, template):
         try:
-            return super().get_source(environment, template)
+            source, filename, uptodate = super().get_source(environment, template)
         except UnicodeDecodeError:
             filename = next((str(Path(f, template)) for f in self.searchpath if Path(f, template).is_file()), None)
             raise jinja2.TemplateSyntaxError("expected UTF-8 text", 1, template, filename) from None
+        return source.removeprefix("\ufeff"), filename, uptodate
 
 
 # What a template's own expressions can raise as they run ({{ 1 / 0 }}, {{ 1 + "a" }}): Jinja passes these on

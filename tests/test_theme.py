@@ -243,3 +243,18 @@ def test_an_error_raised_in_the_packaged_theme_is_reported_as_a_bug(tmp_path):
     assert isinstance(own, RenderProblem) and "404.html:2: template error: division by zero" in str(own)
     with pytest.raises(ZeroDivisionError):
         template_failure(raised_in(str(theme.DEFAULT / "404.html")))
+
+
+def test_a_template_saved_with_a_byte_order_mark_renders_as_without(tmp_path):
+    """A partial saved with the mark some Windows editors write first put it in the middle of every page."""
+    content = make_content(tmp_path)
+    plain = _build(content, tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    own = tmp_path / "templates"
+    own.mkdir()
+    for name in ("_table.html", "base.html"):
+        (own / name).write_bytes(b"\xef\xbb\xbf" + (theme.DEFAULT / name).read_bytes())
+    marked = _build(content, tmp_path / "marked", own)
+    assert marked.exit_code == 0, marked.output
+    page = "dgx-spark-70b-qlora-cost/index.html"
+    assert (tmp_path / "marked" / page).read_bytes() == (tmp_path / "plain" / page).read_bytes()
