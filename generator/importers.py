@@ -65,16 +65,20 @@ class Summary:
     noun: str = "offers"
 
     def lines(self) -> list[str]:
-        out = [f"read {self.rows} rows, kept {self.offers} {self.noun}"]
+        out = [f"read {_rows(self.rows)}, kept {self.offers} {self.noun}"]
         for reason, n in sorted(self.skipped.items()):
-            out.append(f"skipped {n} rows: {reason}")
+            out.append(f"skipped {_rows(n)}: {reason}")
         if self.unknown:
             names = ", ".join(f"{name} ({n})" for name, n in sorted(self.unknown.items()))
             out.append(
-                f"skipped {sum(self.unknown.values())} rows with accelerators hardware.yaml does not map: {names}"
+                f"skipped {_rows(sum(self.unknown.values()))} with accelerators hardware.yaml does not map: {names}"
             )
         out.extend(self.notes)
         return out
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row" if n == 1 else f"{n:,} rows"
 
 
 def _number(text: str) -> float | None:

@@ -120,7 +120,7 @@ def test_column_order_does_not_matter(tmp_path):
         # written as it came before, for the build to refuse
         (
             "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\nx,H100,1e300,r,1.0,\n",
-            "skipped 1 rows: GPU count over 100,000",
+            "skipped 1 row: GPU count over 100,000",
         ),
     ],
 )
