@@ -19,10 +19,14 @@ class Change:
     unit: str
     old: float | None
     new: float | None
+    # what the figure rests on (its inputs), old and new, when both builds name it and it changed: the
+    # figure now measures something else ("the cheapest setup's peak against the cheapest hour's", with
+    # another setup cheapest), so its move is not a percentage
+    rests_on: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
     @property
     def share(self) -> float | None:
-        if self.old in (None, 0) or self.new is None:
+        if self.old in (None, 0) or self.new is None or self.rests_on is not None:
             return None
         return self.new / self.old - 1
 
@@ -208,7 +212,9 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
             a, b = of.get(fid), nf.get(fid)
             if a and b:
                 if a["value"] != b["value"]:
-                    art.changed.append(Change(fid, b["unit"], a["value"], b["value"]))
+                    was, now = tuple(a.get("inputs") or ()), tuple(b.get("inputs") or ())
+                    rests_on = (was, now) if was and now and was != now else None
+                    art.changed.append(Change(fid, b["unit"], a["value"], b["value"], rests_on))
             elif b:
                 art.added.append(Change(fid, b["unit"], None, b["value"]))
             else:
@@ -264,7 +270,15 @@ def show(value: float | None, unit: str) -> str:
 
 
 def _pct(change: Change) -> str:
+    if change.rests_on is not None:
+        return f" ({_rests_on(change)})"
     return "" if change.share is None else f" ({change.share * 100:+.1f}%)"
+
+
+def _rests_on(change: Change) -> str:
+    """A figure that now rests on other inputs, in a few words: "now of A and B, was of C and D"."""
+    was, now = (" and ".join(side) for side in change.rests_on)
+    return f"now of {now}, was of {was}"
 
 
 # Claims that say which setup a page ranks first: the summary line counts their moves.
@@ -433,7 +447,8 @@ def _same_changes(arts: list[ArticleChanges]) -> list[list[ArticleChanges]]:
     groups: dict[tuple, list[ArticleChanges]] = {}
     for art in arts:
         key = (art.prices_checked and tuple(map(tuple, art.prices_checked)),
-               *(tuple((c.id, c.unit, c.old, c.new) for c in these) for these in (art.changed, art.added, art.removed)),
+               *(tuple((c.id, c.unit, c.old, c.new, c.rests_on) for c in these)
+                 for these in (art.changed, art.added, art.removed)),
                tuple((c.id, c.old, c.new) for c in art.claims))  # fmt: skip
         groups.setdefault(key, []).append(art)
     return list(groups.values())
@@ -467,7 +482,7 @@ def _section(group: list[ArticleChanges], names: int | None = None) -> str:
     if art.figures:
         out += ["| figure | old | new | change |", "|---|---:|---:|---:|"]
         for c in art.changed:
-            share = "" if c.share is None else f"{c.share * 100:+.1f}%"
+            share = _cell(_rests_on(c)) if c.rests_on else "" if c.share is None else f"{c.share * 100:+.1f}%"
             out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | {_cell(show(c.new, c.unit))} | {share} |")
         for c in art.added:
             out.append(f"| `{c.id}` | (new) | {_cell(show(c.new, c.unit))} | added |")
@@ -497,7 +512,10 @@ def render_json(changes: list[ArticleChanges]) -> str:
             rows.append({"page": page, "id": "prices_checked", "kind": "prices_checked",
                          "old": art.prices_checked[0], "new": art.prices_checked[1]})  # fmt: skip
         for c in [*art.changed, *art.added, *art.removed]:
-            rows.append({"page": page, "id": c.id, "kind": "figure", "old": c.old, "new": c.new, "unit": c.unit})
+            row = {"page": page, "id": c.id, "kind": "figure", "old": c.old, "new": c.new, "unit": c.unit}
+            if c.rests_on is not None:  # another subject: no percentage applies
+                row["was_of"], row["now_of"] = map(list, c.rests_on)
+            rows.append(row)
         for c in art.claims:
             rows.append({"page": page, "id": c.id, "kind": "claim", "old": c.old, "new": c.new})
     doc = {

@@ -70,6 +70,33 @@ def test_price_edit_lists_exactly_the_changed_figures(repo):
     assert md.exit_code == 1 and "cannot read" in md.output
 
 
+def test_a_figure_that_now_compares_other_setups_is_told_as_such_not_as_a_percentage(repo):
+    """At $2.40 an hour Nodus's H100 makes QLoRA on it the cheapest setup per token in place of LoRA on the B200.
+    The article's "the cheapest setup has N times the peak of the cheapest hour" then compares another GPU: the
+    report said `compare.peak_ratio: 7.212× -> 3.170× (-56.0%)`, a move of nothing. Each figure of the cheapest
+    setup names it among its inputs, and a figure whose inputs changed is told with what it is now of."""
+    path = repo / "content/prices/nodus/2026-11-05.yaml"
+    path.write_text(replace("{gpu: h100, count: 1, usd_per_hour: 2.60}", "{gpu: h100, count: 1, usd_per_hour: 2.40}")(
+        path.read_text()))  # fmt: skip
+    b200, h100, a100 = 2250, 989, 312  # dense BF16 peaks, TFLOPS (hardware.yaml); the cheapest hour is an A100's
+    assert (f"{b200 / a100:.3f}", f"{h100 / a100:.3f}") == ("7.212", "3.170")
+    was, now, hour = "lora@nodus:b200x1", "qlora@nodus:h100x1", "qlora@nodus:a100-80gbx1"
+    text = run_cli("changes")
+    assert text.exit_code == 3, text.output
+    assert f"  compare.peak_ratio: 7.212× -> 3.170× (now of {now} and {hour}, was of {was} and {hour})\n" in text.output
+    assert f"  trials.3: $61.61 -> $58.87 (now of {now}, was of {was})\n" in text.output
+    # a figure of one setup throughout keeps its percentage
+    assert "  run.qlora@nodus:h100x1.cost_with_startup: $21.26 -> $19.62 (-7.7%)\n" in text.output
+    md = run_cli("changes", "--format", "markdown")
+    assert f"| `compare.peak_ratio` | 7.212× | 3.170× | now of {now} and {hour}, was of {was} and {hour} |" in md.output
+    rows = json.loads(run_cli("changes", "--format", "json").output)["changes"]
+    (peak,) = [r for r in rows if r["id"] == "compare.peak_ratio"]
+    assert (peak["was_of"], peak["now_of"]) == ([was, hour], [now, hour])
+    assert pytest.approx(peak["new"]) == h100 / a100
+    (run,) = [r for r in rows if r["id"] == "run.qlora@nodus:h100x1.cost_with_startup"]
+    assert "was_of" not in run and "now_of" not in run
+
+
 def test_markdown_body(repo):
     path = repo / "content/prices/spark-rental/2026-10-28.yaml"
     path.write_text(replace("usd_per_hour: 0.75", "usd_per_hour: 0.80")(path.read_text()))

@@ -189,17 +189,19 @@ def _pflop_by_gpu(page: _Page, run) -> dict:
 
 def _comparisons(page: _Page, run, lead: dict) -> dict:
     """The best setup against the cheapest hour (peak, price, break-even), and the range per million tokens."""
-    rec, best, cheapest_hour = page.rec, lead["best"], lead["cheapest_hour"]
-    price_ratio = rec("compare.price_ratio", best["usd_per_hour"] / cheapest_hour["usd_per_hour"], "ratio")
-    per_million = [r["usd_per_million"] for r in lead["by_token"]]
+    rec, best, cheapest_hour, by_token = page.rec, lead["best"], lead["cheapest_hour"], lead["by_token"]
+    # each figure names the setups it compares: when another is cheapest, the report shows a new comparison
+    pair = (best["key"], cheapest_hour["key"])
+    price_ratio = rec("compare.price_ratio", best["usd_per_hour"] / cheapest_hour["usd_per_hour"], "ratio", *pair)
+    low, high = by_token[0], by_token[-1]  # ranked by cost per million tokens
     return {
-        "peak_ratio": rec("compare.peak_ratio", best["peak_tflops"] / cheapest_hour["peak_tflops"], "ratio"),
+        "peak_ratio": rec("compare.peak_ratio", best["peak_tflops"] / cheapest_hour["peak_tflops"], "ratio", *pair),
         "price_ratio": price_ratio,
         "break_even_hours": rec(
-            "compare.break_even_hours", engine.break_even_hours(best["hours"], price_ratio), "hours"
+            "compare.break_even_hours", engine.break_even_hours(best["hours"], price_ratio), "hours", *pair
         ),
-        "range_low": rec("headline.low", min(per_million), "USD per million tokens"),
-        "range_high": rec("headline.high", max(per_million), "USD per million tokens"),
+        "range_low": rec("headline.low", low["usd_per_million"], "USD per million tokens", low["key"]),
+        "range_high": rec("headline.high", high["usd_per_million"], "USD per million tokens", high["key"]),
     }
 
 
@@ -255,23 +257,33 @@ def _larger_runs(page: _Page, setups, run, lead: dict) -> dict:
 def _planning(page: _Page, lead: dict) -> dict:
     """Trial budgets, evaluation cost, a low-utilization factor, what a budget buys, model size and method ratios."""
     cat, p, rec, best = page.cat, page.p, page.rec, lead["best"]
+    on = best["key"]  # the setup these figures are of
     trials = sorted(p["trial_runs"])
-    trial_costs = [rec(f"trials.{n}", engine.trial_budget(best["cost_with_startup"], n), "USD") for n in trials]
-    eval_share = rec("eval.share", cat.evaluation.forward / best["ops_per_param"], "share")
+    trial_costs = [rec(f"trials.{n}", engine.trial_budget(best["cost_with_startup"], n), "USD", on) for n in trials]
+    eval_share = rec("eval.share", cat.evaluation.forward / best["ops_per_param"], "share", on)
     budget_tokens = float(fmt.sig(engine.tokens_for_budget(p["budget_usd"], best["usd_per_million"]), 2))
-    rec("budget.tokens", budget_tokens, "tokens")
+    rec("budget.tokens", budget_tokens, "tokens", on)
     best_full, best_adapter = lead["best_full"], lead["best_adapter"]
     full_ratio = None
     if best_full is not None and best_adapter is not None:
-        full_ratio = rec("compare.full_vs_adapter", best_full["training_cost"] / best_adapter["training_cost"], "ratio")
+        full_ratio = rec(
+            "compare.full_vs_adapter",
+            best_full["training_cost"] / best_adapter["training_cost"],
+            "ratio",
+            best_full["key"],
+            best_adapter["key"],
+        )
+    examples = budget_tokens / (p["tokens_per_example"] * p["epochs"])
     return {
         "trials": trials,
         "trial_costs": trial_costs,
         "eval_share": eval_share,
-        "eval_per_million": rec("eval.usd_per_million", best["usd_per_million"] * eval_share, "USD per million tokens"),
+        "eval_per_million": rec(
+            "eval.usd_per_million", best["usd_per_million"] * eval_share, "USD per million tokens", on
+        ),
         "low_factor": rec("utilization.low_factor", p["utilization"] / p["low_utilization"], "ratio"),
         "budget_tokens": budget_tokens,
-        "budget_examples": rec("budget.examples", budget_tokens / (p["tokens_per_example"] * p["epochs"]), "examples"),
+        "budget_examples": rec("budget.examples", examples, "examples", on),
         "size_ratio": rec("small_model.ratio", page.model.parameters / page.small.parameters, "ratio"),
         "full_ratio": full_ratio,
     }
@@ -323,9 +335,9 @@ def _sensitivity(page: _Page, setups, run, run_tokens: float, best: dict) -> dic
         "low": lo,
         "high": hi,
         "by_key": at,
-        "best_cheap": page.rec("sensitivity.best_at_high", mine["at_high"], "USD"),
-        "best_dear": page.rec("sensitivity.best_at_low", mine["at_low"], "USD"),
-        "factor": page.rec("sensitivity.factor", mine["at_low"] / mine["at_high"], "ratio"),
+        "best_cheap": page.rec("sensitivity.best_at_high", mine["at_high"], "USD", best["key"]),
+        "best_dear": page.rec("sensitivity.best_at_low", mine["at_low"], "USD", best["key"]),
+        "factor": page.rec("sensitivity.factor", mine["at_low"] / mine["at_high"], "ratio", best["key"]),
     }
 
 

@@ -108,7 +108,13 @@ def _method_summary(page: _Page, method, sub: list[dict]) -> dict | None:
         "count": len(records),
         "cheapest_hour": hour,
         "best_is_cheapest_hour": hour["key"] == best["key"],
-        "spread": rec(f"{method.id}.spread", worst["cost_with_startup"] / best["cost_with_startup"], "ratio"),
+        "spread": rec(
+            f"{method.id}.spread",
+            worst["cost_with_startup"] / best["cost_with_startup"],
+            "ratio",
+            worst["key"],
+            best["key"],
+        ),
         "providers": len({r["provider"] for r in records}),
     }
     for r in records:

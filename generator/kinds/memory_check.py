@@ -42,7 +42,7 @@ def build(cat, art, p: dict) -> Context:
         "within": len(within),
         "count": len(rows),
         "target_error": p["target_error"],
-        "largest_error": rec("largest_error", abs(worst["error"]), "share"),
+        "largest_error": rec("largest_error", abs(worst["error"]), "share", worst["id"]),
         "reserve": memory.RESERVE,
         "overhead_gb": memory.OVERHEAD_GB,
         "sources": sorted({(m.source, m.url, m.conditions) for m in cat.measurements}),

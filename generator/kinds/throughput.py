@@ -158,6 +158,7 @@ def _compare(rec: Recorder, blocks: Blocks, p: dict, runs: list[dict], offer) ->
     for r in engine.rank_rows(_grid(runs, [p["compare_tokens"]]), "cost"):
         crow.append(
             {
+                "key": r["key"],  # (not shown: what compare.dearest_vs_cheapest names)
                 "label": r["label"],
                 "tokens_per_second": r["tokens_per_second"],
                 "hours": rec(f"compare.{r['key']}.hours", r["hours"], "hours", r["key"]),
@@ -247,7 +248,13 @@ def _values(rec: Recorder, p: dict, main: dict, offer, gpu, rows, snippet, check
         "compare_tokens": p["compare_tokens"],
         "cheapest_run": cheapest,
         "dearest_run": crow[-1],
-        "dearest_vs_cheapest": rec("compare.dearest_vs_cheapest", crow[-1]["cost"] / cheapest["cost"], "ratio"),
+        "dearest_vs_cheapest": rec(
+            "compare.dearest_vs_cheapest",
+            crow[-1]["cost"] / cheapest["cost"],
+            "ratio",
+            crow[-1]["key"],
+            cheapest["key"],
+        ),
     }
 
 

@@ -77,7 +77,7 @@ def _values(rec: Recorder, suite, model, method, snaps: list, ranking: dict, gpu
         "worst": worst,
         "leaders": leaders,
         "is_tied": len(leaders) > 1,
-        "spread": rec("offers.spread", worst["cost_median"] / best["cost_median"], "ratio"),
+        "spread": rec("offers.spread", worst["cost_median"] / best["cost_median"], "ratio", worst["key"], best["key"]),
         "cheapest_hour": hour,
         "best_is_cheapest_hour": hour["key"] == best["key"],
         "providers": [{"name": s.name, "checked": s.checked} for s in snaps],
