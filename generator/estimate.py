@@ -38,20 +38,35 @@ def estimate(
             offers.append(offer)
     else:
         offers = [o for snaps in cat.snapshots.values() for o in snaps[-1].offers]
-    rows = []
+    rows, short = [], []
     for offer in offers:
         row = setup_row(cat, cat.models[model], cat.methods[method], offer, attention)
         if row["per_gpu_gb"] is None:  # with no memory figure or model, a named setup is taken at its word
             row["fits"] = True
         if row["fits"] or setups:
             rows.append({**row, "key": offer.key})
+        else:
+            short.append(row)
     if not rows:
-        raise CostpressError("no offer holds the training state of this model and method on every GPU")
+        raise CostpressError(_none_fits(cat, model, method, short))
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
     grid["runs"] = runs
     grid["attention_sequence_length"] = attention or 0
     grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
     return engine.rank(grid, "cost_with_startup")
+
+
+def _none_fits(cat: Catalog, model: str, method: str, rows: list[dict]) -> str:
+    """Why no offer is listed: the one that comes nearest to holding the job, and what it would need."""
+    what = f"{cat.models[model].name} with {cat.methods[method].name}"
+    if not rows:
+        return f"no offer we have prices for holds {what}"
+    near = min(rows, key=lambda r: (r["per_gpu_gb"] / r["gpu_memory_gb"], r["offer"]))
+    return (
+        f"no offer we have prices for holds {what}: the nearest, {near['offer']} ({near['setup']}), would need "
+        f"{fmt.number(near['per_gpu_gb'], 1)} GB on each GPU of {fmt.number(near['gpu_memory_gb'])} GB "
+        "(costpress memory shows the parts; --setup prices a setup that does not hold it)"
+    )
 
 
 def unknown_setup(cat: Catalog, key: str) -> str:
@@ -115,7 +130,7 @@ def render(frame: pd.DataFrame, form: str) -> str:
     ]
     header = [label for _, label, _ in COLUMNS] + [""]
     if form == "markdown":
-        lines = ["| " + " | ".join(header[:-1]) + " | note |", "|" + "---|" * (len(header) - 1) + "---|"]
+        lines = ["| " + " | ".join(header[:-1]) + " | Note |", "|" + "---|" * (len(header) - 1) + "---|"]
         lines += ["| " + " | ".join(c.replace("|", "\\\\|") for c in row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
     first = frame.iloc[0]

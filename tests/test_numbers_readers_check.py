@@ -97,6 +97,24 @@ def test_estimate_bad_input():
     assert result.exit_code == 1 and "--model: unknown model 'gpt-9'" in result.output
 
 
+def test_a_job_no_offer_holds_is_answered_with_the_nearest_and_what_it_would_need():
+    """It said "no offer holds the training state of this model and method on every GPU", and no more."""
+    args = ["--content", str(CONTENT), "--model", "llama-3.1-405b", "--method", "full"]
+    result = run_cli("estimate", *args, "--tokens", "1B")
+    # the largest GPUs priced are B200s, 8 to an offer; Nebius's and Nodus's tie, and the first by name is named
+    memory = run_cli("memory", *args, "--gpu", "b200", "--count", "8", "--format", "json")
+    need = json.loads(memory.output)
+    assert need["fits"] is False and need["gpu_memory_gb"] == 180
+    assert result.exit_code == 1 and result.output == (
+        "error: no offer we have prices for holds Llama 3.1 405B with full fine-tune, AdamW: the nearest, "
+        f"nebius:b200x8 (8 × B200), would need {need['per_gpu_gb']:,.1f} GB on each GPU of 180 GB (costpress memory "
+        "shows the parts; --setup prices a setup that does not hold it)\n"
+    )
+    # 405 B parameters with bf16 weights and gradients and fp32 Adam moments and master weights, 16 bytes each,
+    # sharded 8 ways: at least 810 GB a GPU before activations
+    assert need["per_gpu_gb"] > 405e9 * 16 / 8 / 1e9
+
+
 def test_an_unknown_setup_is_answered_with_the_setups_that_exist():
     """`--setup runpod:l40sx1` said only "expected provider:gpuxcount, e.g. nodus:b200x1", which it was. The
     line now names the provider's offers and who offers that GPU, from the newest snapshots."""
