@@ -131,11 +131,22 @@ def _refuse_pages_made_elsewhere(others, axes, pattern: str) -> None:
 
 
 def _covers(cat, axes) -> str:
-    """What a family of these axes covers, in words: "1 model (x) × 4 methods (...) × ...: N combinations"."""
+    """What a family of these axes covers, in words: "1 model (x) × 4 methods (...) × ...: N combinations of
+    model, method and offer; M hold the job, a page each" (with the newest prices, as the build takes them)."""
+    from generator.scenarios import setup_row
+
     models, methods, providers = axes
-    offers = sum(len(cat.snapshots[p][-1].offers) for p in providers)
+    offers = [o for p in providers for o in cat.snapshots[p][-1].offers]
     words = ("model", "method", "provider")
     parts = [
         f"{len(v)} {word}{'s' if len(v) > 1 else ''} ({', '.join(v)})" for word, v in zip(words, axes, strict=True)
     ]
-    return f"{' × '.join(parts)}: {len(models) * len(methods) * offers:,} combinations of model, method and offer"
+    fitting = sum(
+        bool(setup_row(cat, cat.models[m], cat.methods[t], o)["fits"]) for m in models for t in methods for o in offers
+    )
+    if not fitting:
+        held = "none holds the job: the listing will say so, and no page is made"
+    else:
+        held = f"{fitting:,} {'holds' if fitting == 1 else 'hold'} the job, a page each"
+    combinations = len(models) * len(methods) * len(offers)
+    return f"{' × '.join(parts)}: {combinations:,} combinations of model, method and offer; {held}"

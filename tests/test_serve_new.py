@@ -95,6 +95,12 @@ def test_new_family_scaffolds_a_family_that_builds(tmp_path):
     assert fitting and len(fitting) < len(rows)  # a full fine-tune of 8B does not fit one A100 40 GB
     pages = sorted(p.parent.name for p in out.glob("llama-3-1-8b-*-on-*/index.html"))
     assert len(pages) == len(fitting)
+    # the command said how many would get a page, before any build
+    assert f"; {len(fitting)} hold the job, a page each; edit it, then run 'costpress build'\n" in result.output
+    none = run_cli(
+        "new", "family", "too-big", "--model", "llama-3.1-405b", "--method", "full", "--content", str(content)
+    )
+    assert none.exit_code == 0 and "; none holds the job: the listing will say so, and no page is made;" in none.output
 
 
 @pytest.mark.parametrize(

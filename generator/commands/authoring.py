@@ -118,7 +118,7 @@ def new(
     if not models:
         raise CostpressError("--model: name the family's models, e.g. --model llama-3.1-8b")
     path, covers = scaffold_family(content, slug, when, models, methods, providers)
-    click.echo(f"wrote {path}: {covers}, a page for each whose GPUs hold the job; edit it, then run 'costpress build'")
+    click.echo(f"wrote {path}: {covers}; edit it, then run 'costpress build'")
 
 
 @cli.command()
