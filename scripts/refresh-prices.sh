@@ -31,7 +31,10 @@ for provider in "${!names[@]}"; do
   [ -f "$csv" ] || { echo "skip $provider: no $csv"; continue; }
   kept="content/prices/$provider/$day.yaml"
   [ -e "$kept" ] && { echo "skip $provider: $kept is already there (remove it to import again)"; continue; }
-  .venv/bin/costpress import-prices skypilot "$csv" --provider "$provider" --name "${names[$provider]}" --checked "$day" "${commit[@]}"
+  # a provider's name comes from its latest snapshot (a writer may have changed it); these are for a first import
+  name=()
+  compgen -G "content/prices/$provider/*.yaml" >/dev/null || name=(--name "${names[$provider]}")
+  .venv/bin/costpress import-prices skypilot "$csv" --provider "$provider" "${name[@]}" --checked "$day" "${commit[@]}"
 done
 
 make site

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import re
@@ -17,7 +18,31 @@ from click.testing import CliRunner
 from generator.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTENT = ROOT / "content"
+REAL_CONTENT = ROOT / "content"  # what `make site` builds and site/ in git holds
+
+# The tests check content/ as it stood when they were written: with its price snapshots up to this date. A
+# price refresh (scripts/refresh-prices.sh, the weekly workflow) adds newer snapshots, which move the family
+# pages' prices, ranks and dates that tests state, and made 17 of them fail in the refresh's own `make test`,
+# so no refresh could pass. With newer snapshots in content/, the tests read a copy without them: a refresh's
+# test run checks the tool, and `make check` (and test_committed_site_...) that site/ is what the refreshed
+# content builds. To test against newer snapshots, move this date and the expectations that move with it.
+PRICES_UNTIL = "2026-11-30"
+
+
+def tested_content(real: Path, until: str) -> Path:
+    """`real` itself when it has no snapshot dated after `until`, else a copy of it without those (one per test
+    process, removed when it ends)."""
+    newer = {p for p in real.glob("prices/*/*.yaml") if p.stem > until}
+    if not newer:
+        return real
+    copy = Path(tempfile.mkdtemp(prefix="costpress-tested-content-"))
+    atexit.register(shutil.rmtree, copy, True)
+    shutil.copytree(real, copy / "content", ignore=lambda folder, names: [
+        name for name in names if Path(folder, name) in newer])  # fmt: skip
+    return copy / "content"
+
+
+CONTENT = tested_content(REAL_CONTENT, PRICES_UNTIL)
 TEMPLATES = ROOT / "generator" / "theme"  # the packaged theme, passed as a full set of overrides
 A = "dgx-spark-70b-qlora-cost"
 B = "fine-tune-70b-cost-by-setup"

@@ -354,7 +354,7 @@ def test_at_the_same_cost_per_token_the_cheaper_reference_run_comes_first(site):
     assert ties > 10  # the rule is exercised: ties on the price per token, broken by the run
 
 
-def test_two_families_making_the_same_pages_is_one_line_not_one_per_page(tmp_path):
+def test_two_families_making_the_same_pages_is_one_line_not_one_per_page(tmp_path, site):
     """A family copied under another listing slug made every page twice: the build printed 116 lines (1,698 for
     the open-models family), one per page. Now one line names the pattern, the other file and how many."""
     from conftest import build, make_content
@@ -365,7 +365,7 @@ def test_two_families_making_the_same_pages_is_one_line_not_one_per_page(tmp_pat
     result, out = build(tmp_path, content)
     assert result.exit_code == 1 and not out.exists(), result.output
     errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
-    pages = len(list((CONTENT.parent / "site").glob("llama-3-3-70b-*-on-*/index.html")))  # the family's pages
+    pages = len(list(site.out.glob("llama-3-3-70b-*-on-*/index.html")))  # the family's pages
     assert pages > 100 and len(errors) == 1, errors
     assert errors[0].startswith(f"error: {content}/families/copy.md:9: page.slug gives "), errors  # the later file
     assert f" gives {pages:,} pages slugs that pages of {content}/families/70b-setups.md already use" in errors[0]

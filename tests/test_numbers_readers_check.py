@@ -7,9 +7,9 @@ import json
 
 import pytest
 import yaml
-from conftest import CONTENT, B, Built, build, make_content, run_cli
+from conftest import CONTENT, ROOT, B, Built, build, make_content, run_cli
 
-FIX = CONTENT.parent / "tests" / "fixtures" / "calibration"
+FIX = ROOT / "tests" / "fixtures" / "calibration"
 P70 = 70_553_706_496
 
 
