@@ -298,6 +298,9 @@ def summary(changes: list[ArticleChanges]) -> str:
             if c.old and c.new and any(word in c.id for word in LEADING) and last in ("label", "cheapest_per_token"):
                 moves.setdefault((c.old, c.new), set()).add(art.slug)
     line = f"{_count(len(changes), 'page')}, {_count(figures, 'figure')}, {_count(claims, 'claim')} changed"
+    dated = sum(a.prices_checked is not None for a in changes)
+    if dated:  # (prices checked anew at the same figures change the page too)
+        line += f"; prices checked anew on {_count(dated, 'page')}"
     for status, what, address in (("gone", "no longer priced", "address"), ("moved", "moved", "old address")):
         these = [a for a in changes if a.status == status]
         if these:

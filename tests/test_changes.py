@@ -97,6 +97,23 @@ def test_a_figure_that_now_compares_other_setups_is_told_as_such_not_as_a_percen
     assert "was_of" not in run and "now_of" not in run
 
 
+def test_prices_checked_anew_at_the_same_figures_are_named_in_the_summary(repo):
+    """A refresh whose catalogs did not move changes the pages' price dates: the summary said "1660 pages,
+    0 figures, 0 claims changed." and not what did change."""
+    old = repo / "content/prices/nodus/2026-11-05.yaml"
+    text = old.read_text()
+    assert text.count("checked: 2026-11-05") == 1
+    (old.parent / "2026-11-20.yaml").write_text(text.replace("checked: 2026-11-05", "checked: 2026-11-20"))
+    result = run_cli("changes", "--format", "json")
+    assert result.exit_code == 3, result.output
+    report = json.loads(result.output)
+    dated = {row["page"] for row in report["changes"] if row["kind"] == "prices_checked"}
+    assert len(dated) == 3  # the articles that use Nodus's prices
+    # (the price-history chart of one of them gains the new snapshot's prices: figures added)
+    assert report["pages"] == 3 and report["summary"].startswith("3 pages, ")
+    assert report["summary"].endswith(" changed; prices checked anew on 3 pages."), report["summary"]
+
+
 def test_markdown_body(repo):
     path = repo / "content/prices/spark-rental/2026-10-28.yaml"
     path.write_text(replace("usd_per_hour: 0.75", "usd_per_hour: 0.80")(path.read_text()))
