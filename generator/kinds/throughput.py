@@ -158,7 +158,7 @@ def _compare(rec: Recorder, blocks: Blocks, p: dict, runs: list[dict], offer) ->
     for r in engine.rank_rows(_grid(runs, [p["compare_tokens"]]), "cost"):
         crow.append(
             {
-                "key": r["key"],  # (not shown: what compare.dearest_vs_cheapest names)
+                "_key": r["key"],  # what compare.dearest_vs_cheapest names (not "key": it would rename the cells)
                 "label": r["label"],
                 "tokens_per_second": r["tokens_per_second"],
                 "hours": rec(f"compare.{r['key']}.hours", r["hours"], "hours", r["key"]),
@@ -252,8 +252,8 @@ def _values(rec: Recorder, p: dict, main: dict, offer, gpu, rows, snippet, check
             "compare.dearest_vs_cheapest",
             crow[-1]["cost"] / cheapest["cost"],
             "ratio",
-            crow[-1]["key"],
-            cheapest["key"],
+            crow[-1]["_key"],
+            cheapest["_key"],
         ),
     }
 
