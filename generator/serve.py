@@ -80,7 +80,8 @@ def rebuild(
     with state.lock:
         state.error = None
         state.version += 1
-    log(f"rebuilt: {len(diff.changed) + len(diff.added)} files written, {diff.unchanged} unchanged")
+    written = len(diff.changed) + len(diff.added)
+    log(f"rebuilt: {written} file{'' if written == 1 else 's'} written, {diff.unchanged} unchanged")
 
 
 def _failed(state: State, message: str, log: Callable[[str], None]) -> None:

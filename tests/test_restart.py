@@ -116,7 +116,7 @@ def test_the_build_after_a_restart_compares_every_file_and_repairs_what_was_lost
     assert after.exit_code == 0, after.output
     assert after.output.startswith(f"{out} was published before the machine restarted"), after.output
     assert page.read_bytes() == whole
-    assert "(1 files written, " in after.output, after.output
+    assert "(1 file written, " in after.output, after.output
     # the one file went in by a journalled move, on disk: nothing left for a restart to undo
     assert not durable.record_path(out).exists()
     assert build(content, out).output.startswith("nothing to build")

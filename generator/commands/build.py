@@ -298,11 +298,16 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
     written = len(diff.changed) + len(diff.added)
     pages = len(result.pages)
     click.echo(
-        f"built {pages} articles into {out} in {time.perf_counter() - start:.2f} s "
-        f"({result.workers} worker{'s' if result.workers != 1 else ''}): "
-        f"{result.rendered} rendered, {result.written} pages written, {pages - result.written} unchanged "
-        f"({written} files written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
+        f"built {_n(pages, 'article')} into {out} in {time.perf_counter() - start:.2f} s "
+        f"({_n(result.workers, 'worker')}): "
+        f"{result.rendered} rendered, {_n(result.written, 'page')} written, {pages - result.written} unchanged "
+        f"({_n(written, 'file')} written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
     )
+
+
+def _n(count: int, noun: str) -> str:
+    """The count and the noun, plural unless the count is one: 1 page, 2 pages."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @contextlib.contextmanager
