@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import shutil
+import subprocess
 
 import pytest
+import yaml
 from conftest import CONTENT, ROOT, TEMPLATES, make_content, run_cli
 
 from generator import __version__, theme
@@ -258,3 +262,40 @@ def test_a_template_saved_with_a_byte_order_mark_renders_as_without(tmp_path):
     assert marked.exit_code == 0, marked.output
     page = "dgx-spark-70b-qlora-cost/index.html"
     assert (tmp_path / "marked" / page).read_bytes() == (tmp_path / "plain" / page).read_bytes()
+
+
+def test_the_refresh_workflow_of_a_new_site_keeps_provider_names_and_cuts_its_report(tmp_path):
+    """The new site's weekly job named each provider on every import (undoing a name the writer had changed in
+    the latest snapshot) and put the whole change report into the pull request's body, which GitHub refuses
+    past 65,536 characters. Its import step runs here with git, curl and costpress stubbed, logging their
+    arguments."""
+    blog = tmp_path / "blog"
+    assert run_cli("init", str(blog)).exit_code == 0
+    workflow = yaml.safe_load((blog / ".github/workflows/price-refresh.yml").read_text())
+    (step,) = [s for s in workflow["jobs"]["refresh"]["steps"] if s.get("id") == "refresh"]
+    shutil.rmtree(blog / "content/prices/runpod")  # a provider this site has no snapshot of yet
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "calls.log"
+    for name, body in {
+        "git": 'echo "0123abc\trefs/heads/master"',
+        "curl": 'while [ "$1" != "-o" ]; do shift; done; : > "$2"',
+        "costpress": f'echo "$*" >> {log}; [ "$1" = changes ] && exit 3; exit 0',
+    }.items():
+        (stubs / name).write_text(f"#!/bin/bash\n{body}\n")
+        (stubs / name).chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{stubs}:{os.environ['PATH']}",
+        "PROVIDERS": workflow["env"]["PROVIDERS"],
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+    }
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=blog, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = log.read_text().splitlines()
+    imports = {c.split("--provider ")[1].split()[0]: c for c in calls if c.startswith("import-prices")}
+    assert set(imports) == {"lambda", "nebius", "runpod"}
+    assert "--name" not in imports["lambda"] and "--name" not in imports["nebius"]  # their snapshots name them
+    assert "--name RunPod" in imports["runpod"]  # a first import
+    assert "changes --format markdown --max-chars 60000" in calls
+    assert "status=3" in (tmp_path / "output").read_text()
