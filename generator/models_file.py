@@ -56,7 +56,7 @@ def entry_keys(
 
 def entry_text(model_id: str, keys: dict[str, str], dash: int = 2, indent: int = 4) -> str:
     """A new entry: `- id:` at column `dash`, its other keys at column `indent`."""
-    lines = [" " * dash + f"- id: {model_id}"] + [" " * indent + f"{k}: {v}" for k, v in keys.items()]
+    lines = [" " * dash + f"- id: {model_id}"] + [" " * indent + f"{k}: {keys[k]}" for k in _in_order(keys)]
     return "\n".join(lines) + "\n"
 
 
@@ -154,8 +154,8 @@ def _updated(lines: list[str], item: yaml.MappingNode, keys: dict[str, str]) -> 
     for key, value in item.value:
         spans[key.value] = (key.start_mark.line, _end(lines, value, key.start_mark.line, len(indent)))
     edits = []  # (first line, line after, order, new lines): made from the bottom up, keys at one place in ORDER
-    for n, (k, v) in enumerate(keys.items()):
-        text = [f"{indent}{k}: {v}{nl}"]
+    for n, k in enumerate(_in_order(keys)):
+        text = [f"{indent}{k}: {keys[k]}{nl}"]
         if k in spans:
             edits.append((*spans[k], n, text))
         else:
@@ -167,6 +167,11 @@ def _updated(lines: list[str], item: yaml.MappingNode, keys: dict[str, str]) -> 
             out[first - 1] += nl
         out[first:after] = new
     return "".join(out)
+
+
+def _in_order(keys: dict[str, str]) -> list[str]:
+    """The keys as import-model writes them: in ORDER."""
+    return sorted(keys, key=ORDER.index)
 
 
 def _appended(lines: list[str], seq: yaml.SequenceNode, model_id: str, keys: dict[str, str]) -> str:
