@@ -266,21 +266,27 @@ def test_a_template_saved_with_a_byte_order_mark_renders_as_without(tmp_path):
 
 def test_the_refresh_workflow_of_a_new_site_keeps_provider_names_and_cuts_its_report(tmp_path):
     """The new site's weekly job named each provider on every import (undoing a name the writer had changed in
-    the latest snapshot) and put the whole change report into the pull request's body, which GitHub refuses
-    past 65,536 characters. Its import step runs here with git, curl and costpress stubbed, logging their
-    arguments."""
+    the latest snapshot), put the whole change report into the pull request's body, which GitHub refuses past
+    65,536 characters, and built with --strict, so a warning (an article's prices grown stale, as the Nodus and
+    DGX Spark snapshots the job does not import will) stopped it and nothing fresh was proposed. Its import step
+    runs here with git, curl and costpress stubbed, logging their arguments."""
     blog = tmp_path / "blog"
     assert run_cli("init", str(blog)).exit_code == 0
     workflow = yaml.safe_load((blog / ".github/workflows/price-refresh.yml").read_text())
     (step,) = [s for s in workflow["jobs"]["refresh"]["steps"] if s.get("id") == "refresh"]
+    (opening,) = [s for s in workflow["jobs"]["refresh"]["steps"] if s.get("name") == "Open pull request"]
     shutil.rmtree(blog / "content/prices/runpod")  # a provider this site has no snapshot of yet
     stubs = tmp_path / "bin"
     stubs.mkdir()
     log = tmp_path / "calls.log"
+    stale = "warning: content/articles/a.md: uses prices checked 2026-10-28, 200 days older than the newest snapshot"
     for name, body in {
         "git": 'echo "0123abc\trefs/heads/master"',
         "curl": 'while [ "$1" != "-o" ]; do shift; done; : > "$2"',
-        "costpress": f'echo "$*" >> {log}; [ "$1" = changes ] && exit 3; exit 0',
+        "costpress": f'echo "$*" >> {log}\n'
+        '[ "$1" = build ] && [ -n "$BAD" ] && { echo "error: a price the guard refused" >&2; exit 1; }\n'
+        f'[ "$1" = build ] && [ -z "$QUIET" ] && echo "{stale}" >&2\n'
+        '[ "$1" = changes ] && { echo "3 pages changed."; exit 3; }\nexit 0',
     }.items():
         (stubs / name).write_text(f"#!/bin/bash\n{body}\n")
         (stubs / name).chmod(0o755)
@@ -297,5 +303,15 @@ def test_the_refresh_workflow_of_a_new_site_keeps_provider_names_and_cuts_its_re
     assert set(imports) == {"lambda", "nebius", "runpod"}
     assert "--name" not in imports["lambda"] and "--name" not in imports["nebius"]  # their snapshots name them
     assert "--name RunPod" in imports["runpod"]  # a first import
-    assert "changes --format markdown --max-chars 60000" in calls
+    assert "build" in calls and "changes --format markdown --max-chars 50000" in calls
     assert "status=3" in (tmp_path / "output").read_text()
+    body = blog / opening["with"]["body-path"]
+    assert body.read_text() == (
+        "**The build warned** (fix before merging; `costpress build --strict` fails on these):\n\n"
+        f"    {stale}\n\n3 pages changed.\n"
+    )
+    quiet = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=blog, env={**env, "QUIET": "1"}, capture_output=True)
+    assert quiet.returncode == 0 and body.read_text() == "3 pages changed.\n"
+    bad = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=blog, env={**env, "BAD": "1"}, capture_output=True,
+                         text=True)  # fmt: skip
+    assert bad.returncode == 1 and "error: a price the guard refused" in bad.stdout
