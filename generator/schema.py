@@ -135,6 +135,12 @@ def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
     return _parse(text, display, line_offset, yaml.SafeLoader)
 
 
+def nesting_problem(text: str, display: str) -> str | None:
+    """The line parse_yaml reports for an alias or nesting past MAX_DEPTH in `text`, or None: for tools that
+    read a content file with PyYAML directly (an alias's subtree is shared, and comparing it walks it whole)."""
+    return _refuse_aliases_and_depth(text, display, 0) if _may_nest(text) else None
+
+
 # Content needs a few levels of nesting and no aliases. An alias repeats a whole subtree (a 700-byte
 # file of nested aliases expands to over a gigabyte), and nesting hundreds deep exhausts the stack.
 MAX_DEPTH = 20

@@ -313,6 +313,8 @@ def test_import_model_follows_the_files_own_indentation(tmp_path):
          "the entry of 'qwen2.5-7b' is written in braces; write it one key a line"),
         (lambda t: "models: []\n", "expected a `models:` list with one entry a line or more"),
         (lambda t: t + "x: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply to read; fix it, then import again"),
+        (lambda t: t + "x: " + "[" * 30 + "]" * 30 + "\n", "YAML nested more than 20 levels deep"),
+        (lambda t: t + "x: &a [1, 2]\ny: [*a, *a]\n", "YAML alias *a is not allowed in content"),
         (lambda t: t + "  - id: [\n", "not valid YAML (line"),
     ],
 )  # fmt: skip

@@ -93,7 +93,7 @@ def import_model(
 ) -> None:
     """Add a model to content/models.yaml from its Hugging Face config.json, with its parameters counted."""
     from generator import models_file
-    from generator.schema import LINE_RE, NAME_MAX, is_name
+    from generator.schema import LINE_RE, NAME_MAX, is_name, nesting_problem
 
     if not is_name(model_id, "id"):
         raise CostpressError(
@@ -114,6 +114,9 @@ def import_model(
         text = target.read_text(encoding="utf-8")
     except OSError as exc:
         raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
+    refused = nesting_problem(text, str(target))
+    if refused is not None:  # the build refuses it too; here it would make the read-back check walk a huge tree
+        raise CostpressError(refused)
     if not models_file.has_model(text, model_id):  # a new entry needs what an existing one keeps
         if name is None:
             raise CostpressError(f"--name: needed for a model that is not in {target} yet, e.g. --name 'My Model'")
