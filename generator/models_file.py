@@ -17,6 +17,7 @@ import yaml
 from generator.engine.architecture import Architecture, UnknownArchitecture, from_config
 from generator.errors import CostpressError
 from generator.escape import yaml_scalar
+from generator.schema import nesting_problem
 
 ORDER = ("name", "parameters", "architecture", "source", "url")  # the keys import-model writes, as it writes them
 
@@ -68,30 +69,30 @@ class Unmergeable(Exception):
         self.entry = entry
 
 
-def has_model(text: str, model_id: str) -> bool:
-    """Whether models.yaml (as text) holds an entry with this id."""
-    try:
-        data = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError):
-        return False
-    models = data.get("models") if isinstance(data, dict) else None
-    return isinstance(models, list) and any(isinstance(m, dict) and m.get("id") == model_id for m in models)
-
-
-def merge(text: str, model_id: str, keys: dict[str, str], where: str) -> tuple[str, bool]:
+def merge(
+    text: str, model_id: str, keys: dict[str, str], where: str, if_new: dict[str, str] | None = None
+) -> tuple[str, bool]:
     """models.yaml with the entry for model_id updated, or added after the list's last entry; True if it was there.
 
     The entry is found by YAML's own reading of the file, so any indentation works. An entry that is there
     keeps what import-model does not write: its other keys, its comments, and the order of its keys. Each
     key given replaces that key's value (all its lines) where it stands; a key the entry lacked goes after
-    the keys that come before it in ORDER. The result is read back and must hold the same models with only
-    this entry changed, as intended; if not (a layout this cannot edit), Unmergeable holds the entry to add by hand.
+    the keys that come before it in ORDER. A new entry also takes `if_new` (a default source) and must have a
+    name. The result is read back and must hold the same models with only this entry changed, as intended;
+    if not (a layout this cannot edit), Unmergeable holds the entry to add by hand. A file with aliases or
+    deep nesting is refused with the build's own message.
     """
+    refused = nesting_problem(text, where)
+    if refused is not None:
+        raise CostpressError(refused)
     lines = text.splitlines(keepends=True)
     try:
         seq = _models_node(text, where)
         target = next((item for item in seq.value if _id_of(item) == model_id), None)
         if target is None:
+            if "name" not in keys:
+                raise CostpressError(f"--name: needed for a model that is not in {where} yet, e.g. --name 'My Model'")
+            keys = {**(if_new or {}), **keys}
             merged = _appended(lines, seq, model_id, keys)
         else:
             if target.flow_style:

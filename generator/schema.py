@@ -137,7 +137,7 @@ def parse_yaml(text: str, display: str, line_offset: int = 0) -> Doc:
 
 def nesting_problem(text: str, display: str) -> str | None:
     """The line parse_yaml reports for an alias or nesting past MAX_DEPTH in `text`, or None: for tools that
-    read a content file with PyYAML directly (an alias's subtree is shared, and comparing it walks it whole)."""
+    edit a content file outside the build (import-model), so they refuse what the build would."""
     return _refuse_aliases_and_depth(text, display, 0) if _may_nest(text) else None
 
 

@@ -93,7 +93,8 @@ def import_model(
 ) -> None:
     """Add a model to content/models.yaml from its Hugging Face config.json, with its parameters counted."""
     from generator import models_file
-    from generator.schema import LINE_RE, NAME_MAX, is_name, nesting_problem
+    from generator.escape import yaml_scalar
+    from generator.schema import LINE_RE, NAME_MAX, is_name
 
     if not is_name(model_id, "id"):
         raise CostpressError(
@@ -114,16 +115,10 @@ def import_model(
         text = target.read_text(encoding="utf-8")
     except OSError as exc:
         raise CostpressError(f"{target}: cannot read ({exc.strerror})") from None
-    refused = nesting_problem(text, str(target))
-    if refused is not None:  # the build refuses it too; here it would make the read-back check walk a huge tree
-        raise CostpressError(refused)
-    if not models_file.has_model(text, model_id):  # a new entry needs what an existing one keeps
-        if name is None:
-            raise CostpressError(f"--name: needed for a model that is not in {target} yet, e.g. --name 'My Model'")
-        source = source or f"config.json ({config.name})"
     keys = models_file.entry_keys(name, arch, published, source, url)
+    new_source = {"source": yaml_scalar(f"config.json ({config.name})")}  # an entry that is there keeps its own
     try:
-        merged, replaced = models_file.merge(text, model_id, keys, str(target))
+        merged, replaced = models_file.merge(text, model_id, keys, str(target), if_new=new_source)
     except models_file.Unmergeable as exc:
         click.echo(exc.entry, nl=False)
         raise CostpressError(f"{exc}; nothing written; the lines above are what it would write") from None
