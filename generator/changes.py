@@ -313,12 +313,12 @@ def summary(changes: list[ArticleChanges]) -> str:
         line += f"; {_count(added, 'page')} newly priced"
     if moves:
         (old, new), pages = max(moves.items(), key=lambda kv: (len(kv[1]), kv[0]))
-        line += f"; cheapest on {len(pages)} page{'s' if len(pages) != 1 else ''}: {old} → {new}"
+        line += f"; cheapest on {_count(len(pages), 'page')}: {old} → {new}"
     return line + "."
 
 
 def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+    return fmt.count(n, word, grouped=False)
 
 
 def _whole(art: ArticleChanges, code=str) -> str:

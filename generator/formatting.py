@@ -85,9 +85,10 @@ def sentence(text):
     return type(text)(out) if type(text) is not str and isinstance(text, str) else out
 
 
-def count(n: int, noun: str) -> str:
-    """'1 day', '3 days': a whole count with its noun, singular for one."""
-    return f"{number(n)} {noun}{'' if n == 1 else 's'}"
+def count(n: int, noun: str, grouped: bool = True) -> str:
+    """'1 day', '3 days', '1,809 pages': a whole count with its noun, singular for one; `grouped=False` writes
+    the digits as they are, for a line scripts read ('built 1809 articles')."""
+    return f"{number(n) if grouped else n} {noun}{'' if n == 1 else 's'}"
 
 
 def a_an(name: str) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from generator import formatting as fmt
 from generator.errors import CostpressError
 from generator.records import Gpu
 
@@ -65,20 +66,15 @@ class Summary:
     noun: str = "offers"
 
     def lines(self) -> list[str]:
-        out = [f"read {_rows(self.rows)}, kept {self.offers} {self.noun}"]
+        out = [f"read {fmt.count(self.rows, 'row')}, kept {self.offers} {self.noun}"]
         for reason, n in sorted(self.skipped.items()):
-            out.append(f"skipped {_rows(n)}: {reason}")
+            out.append(f"skipped {fmt.count(n, 'row')}: {reason}")
         if self.unknown:
             names = ", ".join(f"{name} ({n})" for name, n in sorted(self.unknown.items()))
-            out.append(
-                f"skipped {_rows(sum(self.unknown.values()))} with accelerators hardware.yaml does not map: {names}"
-            )
+            skipped = fmt.count(sum(self.unknown.values()), "row")
+            out.append(f"skipped {skipped} with accelerators hardware.yaml does not map: {names}")
         out.extend(self.notes)
         return out
-
-
-def _rows(n: int) -> str:
-    return f"{n:,} row" if n == 1 else f"{n:,} rows"
 
 
 def _number(text: str) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from generator import formatting as fmt
 from generator.authored import write_created
 from generator.errors import CostpressError
 from generator.escape import yaml_scalar
@@ -138,9 +139,7 @@ def _covers(cat, axes) -> str:
     models, methods, providers = axes
     offers = [o for p in providers for o in cat.snapshots[p][-1].offers]
     words = ("model", "method", "provider")
-    parts = [
-        f"{len(v)} {word}{'s' if len(v) > 1 else ''} ({', '.join(v)})" for word, v in zip(words, axes, strict=True)
-    ]
+    parts = [f"{fmt.count(len(v), word)} ({', '.join(v)})" for word, v in zip(words, axes, strict=True)]
     fitting = sum(
         bool(setup_row(cat, cat.models[m], cat.methods[t], o)["fits"]) for m in models for t in methods for o in offers
     )

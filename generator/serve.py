@@ -16,6 +16,7 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
+from generator import formatting as fmt
 from generator import guard, write
 from generator.build import render_site
 from generator.errors import CostpressError
@@ -80,8 +81,7 @@ def rebuild(
     with state.lock:
         state.error = None
         state.version += 1
-    written = len(diff.changed) + len(diff.added)
-    log(f"rebuilt: {written} file{'' if written == 1 else 's'} written, {diff.unchanged} unchanged")
+    log(f"rebuilt: {fmt.count(len(diff.changed) + len(diff.added), 'file', False)} written, {diff.unchanged} unchanged")
 
 
 def _failed(state: State, message: str, log: Callable[[str], None]) -> None:

@@ -295,19 +295,16 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
         click.echo(f"interrupted after publishing; {out} is the new site, complete.", err=True)
         raise click.exceptions.Exit(130)
     _KEPT[:] = [result, sink]  # see _KEPT
+    from generator.formatting import count
+
     written = len(diff.changed) + len(diff.added)
     pages = len(result.pages)
-    click.echo(
-        f"built {_n(pages, 'article')} into {out} in {time.perf_counter() - start:.2f} s "
-        f"({_n(result.workers, 'worker')}): "
-        f"{result.rendered} rendered, {_n(result.written, 'page')} written, {pages - result.written} unchanged "
-        f"({_n(written, 'file')} written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
+    click.echo(  # digits ungrouped: scripts and the benchmark read them
+        f"built {count(pages, 'article', False)} into {out} in {time.perf_counter() - start:.2f} s "
+        f"({count(result.workers, 'worker', False)}): {result.rendered} rendered, "
+        f"{count(result.written, 'page', False)} written, {pages - result.written} unchanged "
+        f"({count(written, 'file', False)} written, {diff.unchanged} unchanged, {len(diff.removed)} removed)"
     )
-
-
-def _n(count: int, noun: str) -> str:
-    """The count and the noun, plural unless the count is one: 1 page, 2 pages."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @contextlib.contextmanager
