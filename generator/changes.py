@@ -381,10 +381,31 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> str:
-    """The summary, lists of the pages that left or arrived (a reviewer reads that a page left, not each of
-    its figures), then a section for each page priced on both sides, pages with the very same changes
-    sharing one (a dropped offer moves "of 65" to "of 64" on a thousand pages).
+# A pull request's body opens with the build's warnings: at most this many, each cut to this many characters
+WARNINGS_SHOWN, WARNING_CHARS = 20, 300
+
+
+def _warnings_block(warnings) -> str:
+    """The build's warnings, for the top of a Markdown report: a reviewer sees them before merging, and CI's
+    build --strict fails on them."""
+    if not warnings:
+        return ""
+    lines = [f"    warning: {w[:WARNING_CHARS]}\n" for w in warnings[:WARNINGS_SHOWN]]
+    more = (
+        f"\nAnd {_count(len(warnings) - WARNINGS_SHOWN, 'more warning')}.\n" if len(warnings) > WARNINGS_SHOWN else ""
+    )
+    return (
+        "**The build warned** (fix before merging; `costpress build --strict` fails on these):\n\n"
+        + "".join(lines)
+        + more
+        + "\n"
+    )
+
+
+def render_markdown(changes: list[ArticleChanges], limit: int | None = None, warnings=()) -> str:
+    """The build's warnings if it gave any, the summary, lists of the pages that left or arrived (a reviewer
+    reads that a page left, not each of its figures), then a section for each page priced on both sides,
+    pages with the very same changes sharing one (a dropped offer moves "of 65" to "of 64" on a thousand pages).
 
     limit: at most this many characters (a pull request's body holds 65,536). The sections hold what
     changed, so they come first: each list names its first few pages and counts the rest, a shared section
@@ -398,7 +419,7 @@ def render_markdown(changes: list[ArticleChanges], limit: int | None = None) -> 
         if (these := [a for a in changes if a.status == status])
     ]  # fmt: skip
     groups = _same_changes([art for art in changes if art.itemized])
-    head = summary(changes) + "\n\n"
+    head = _warnings_block(warnings) + summary(changes) + "\n\n"
     whole = head + "".join(heading + "".join(items) + "\n" for heading, items, _ in lists)
     whole += "".join(_section(group) for group in groups)  # each ends in a blank line
     if limit is None or len(whole) <= limit:
@@ -505,7 +526,7 @@ def _named(art: ArticleChanges) -> str:
     return f"`{art.moved_to}` (moved from `{art.slug}`)" if art.status else f"`{art.slug}`"
 
 
-def render_json(changes: list[ArticleChanges]) -> str:
+def render_json(changes: list[ArticleChanges], warnings=()) -> str:
     """{"summary": ..., "changes": [{page, id, kind, old, new}]}: figures, claims and price dates (a moved
     page's under its new slug)."""
     rows = []
@@ -532,5 +553,6 @@ def render_json(changes: list[ArticleChanges]) -> str:
         "figures": sum(a.figures for a in changes),
         "claims": sum(len(a.claims) for a in changes),
         "changes": rows,
+        "warnings": list(warnings),  # the fresh build's (none when the new side is a file)
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

@@ -114,6 +114,27 @@ def test_prices_checked_anew_at_the_same_figures_are_named_in_the_summary(repo):
     assert report["summary"].endswith(" changed; prices checked anew on 3 pages."), report["summary"]
 
 
+def test_the_report_opens_with_the_fresh_builds_warnings(repo):
+    """The refresh's pull request should show a reviewer what `build --strict` will refuse: the warnings came only
+    in the job's log (two scripts pasted them over the report by hand). Built in memory, the report has them; read
+    from a file (--new), it has none to give."""
+    acme = repo / "content/prices/acme"
+    acme.mkdir()
+    nodus = (repo / "content/prices/nodus/2026-11-05.yaml").read_text()
+    (acme / "2026-11-05.yaml").write_text(nodus.replace("provider: nodus", "provider: acme").replace("Nodus", "Acme"))
+    warning = "content/prices/acme: no article uses provider 'acme'"
+    md = run_cli("changes", "--format", "markdown")
+    assert md.exit_code == 0, md.output
+    assert md.output == (
+        "**The build warned** (fix before merging; `costpress build --strict` fails on these):\n\n"
+        f"    warning: {warning}\n\nNo figure or claim changed.\n\n"
+    )
+    assert json.loads(run_cli("changes", "--format", "json").output)["warnings"] == [warning]
+    assert run_cli("build").exit_code == 0
+    from_file = json.loads(run_cli("changes", "--format", "json", "--new", "site/figures.json").output)
+    assert from_file["warnings"] == []
+
+
 def test_markdown_body(repo):
     path = repo / "content/prices/spark-rental/2026-10-28.yaml"
     path.write_text(replace("usd_per_hour: 0.75", "usd_per_hour: 0.80")(path.read_text()))

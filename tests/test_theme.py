@@ -269,7 +269,8 @@ def test_the_refresh_workflow_of_a_new_site_keeps_provider_names_and_cuts_its_re
     the latest snapshot), put the whole change report into the pull request's body, which GitHub refuses past
     65,536 characters, and built with --strict, so a warning (an article's prices grown stale, as the Nodus and
     DGX Spark snapshots the job does not import will) stopped it and nothing fresh was proposed. Its import step
-    runs here with git, curl and costpress stubbed, logging their arguments."""
+    runs here with git, curl and costpress stubbed, logging their arguments; the body is what `costpress changes`
+    writes, which opens with the build's warnings."""
     blog = tmp_path / "blog"
     assert run_cli("init", str(blog)).exit_code == 0
     workflow = yaml.safe_load((blog / ".github/workflows/price-refresh.yml").read_text())
@@ -286,6 +287,9 @@ def test_the_refresh_workflow_of_a_new_site_keeps_provider_names_and_cuts_its_re
         "costpress": f'echo "$*" >> {log}\n'
         '[ "$1" = build ] && [ -n "$BAD" ] && { echo "error: a price the guard refused" >&2; exit 1; }\n'
         f'[ "$1" = build ] && [ -z "$QUIET" ] && echo "{stale}" >&2\n'
+        # costpress changes opens its report with the build's warnings (tests/test_changes.py)
+        '[ "$1" = changes ] && [ -z "$QUIET" ] && printf "**The build warned** (fix before merging; '
+        f'\\`costpress build --strict\\` fails on these):\\n\\n    {stale}\\n\\n"\n'
         '[ "$1" = changes ] && { echo "3 pages changed."; exit 3; }\nexit 0',
     }.items():
         (stubs / name).write_text(f"#!/bin/bash\n{body}\n")
@@ -303,7 +307,7 @@ def test_the_refresh_workflow_of_a_new_site_keeps_provider_names_and_cuts_its_re
     assert set(imports) == {"lambda", "nebius", "runpod"}
     assert "--name" not in imports["lambda"] and "--name" not in imports["nebius"]  # their snapshots name them
     assert "--name RunPod" in imports["runpod"]  # a first import
-    assert "build" in calls and "changes --format markdown --max-chars 50000" in calls
+    assert "build" in calls and "changes --format markdown --max-chars 60000" in calls
     assert "status=3" in (tmp_path / "output").read_text()
     body = blog / opening["with"]["body-path"]
     assert body.read_text() == (
@@ -314,4 +318,4 @@ def test_the_refresh_workflow_of_a_new_site_keeps_provider_names_and_cuts_its_re
     assert quiet.returncode == 0 and body.read_text() == "3 pages changed.\n"
     bad = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=blog, env={**env, "BAD": "1"}, capture_output=True,
                          text=True)  # fmt: skip
-    assert bad.returncode == 1 and "error: a price the guard refused" in bad.stdout
+    assert bad.returncode == 1 and "error: a price the guard refused" in bad.stdout + bad.stderr

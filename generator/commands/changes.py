@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from generator.commands.base import _read, cli, content_option, out_option, templates_option
-from generator.errors import CostpressError
+from generator.errors import CostpressError, one_line
 
 
 @cli.command()
@@ -25,7 +25,7 @@ from generator.errors import CostpressError
     "--new",
     "new_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Read the new figures from this figures.json instead of building.",
+    help="Read the new figures from this figures.json instead of building (the report then has no build warnings).",
 )
 @click.option("--format", "form", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option(
@@ -60,22 +60,28 @@ def changes(
         old_part = lambda rel: ch.at_ref(ref, out / rel)  # noqa: E731
     written: set[str] = set()  # the written articles, listed first (a cut report keeps them)
     old = ch.parse(old_raw, old_name, old_part, written) if old_raw is not None else {}
+    warnings: list[str] = []  # the fresh build's: a report for a pull request opens with them
     if new_file is not None:
         new = ch.parse(_read(new_file), str(new_file), _part_reader(new_file.parent), written)
         answers = lambda slug: (new_file.parent / slug / "index.html").is_file()  # noqa: E731
     else:
         from generator.build import render_site
 
-        built = render_site(content, templates).files
+        result = render_site(content, templates)
+        built, warnings = result.files, [one_line(w) for w in result.warnings]
         new = ch.parse(
             built["figures.json"], "the fresh build", lambda rel: built[rel] if rel in built else None, written
         )
         answers = lambda slug: f"{slug}/index.html" in built  # noqa: E731
     found = ch.compare(old, new, answers, written)
     if form == "markdown":
-        report = ch.render_markdown(found, max_chars)
+        report = ch.render_markdown(found, max_chars, warnings)
+    elif form == "json":
+        report = ch.render_json(found, warnings)
     else:
-        report = ch.render_json(found) if form == "json" else ch.render_text(found)
+        for line in warnings:  # as the build says them
+            click.echo(f"warning: {line}", err=True)
+        report = ch.render_text(found)
     click.echo(report, nl=False)
     if found:
         raise click.exceptions.Exit(3)
