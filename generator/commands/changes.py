@@ -79,10 +79,11 @@ def changes(
     elif form == "json":
         report = ch.render_json(found, warnings)
     else:
-        for line in warnings:  # as the build says them
-            click.echo(f"warning: {line}", err=True)
         report = ch.render_text(found)
     click.echo(report, nl=False)
+    if form == "text":
+        for line in warnings:  # after the report, as the build says them
+            click.echo(f"warning: {line}", err=True)
     if found:
         raise click.exceptions.Exit(3)
 
