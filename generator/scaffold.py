@@ -140,8 +140,12 @@ def _covers(cat, axes) -> str:
     offers = [o for p in providers for o in cat.snapshots[p][-1].offers]
     words = ("model", "method", "provider")
     parts = [f"{fmt.count(len(v), word)} ({', '.join(v)})" for word, v in zip(words, axes, strict=True)]
+    memo: dict = {}  # a job's fit on a GPU type and count, worked out once across providers (as a family does)
     fitting = sum(
-        bool(setup_row(cat, cat.models[m], cat.methods[t], o)["fits"]) for m in models for t in methods for o in offers
+        bool(setup_row(cat, cat.models[m], cat.methods[t], o, memo=memo)["fits"])
+        for m in models
+        for t in methods
+        for o in offers
     )
     if not fitting:
         held = "none holds the job: the listing will say so, and no page is made"
