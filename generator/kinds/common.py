@@ -43,6 +43,15 @@ class Recorder:
         return value
 
 
+@dataclass
+class Steps:
+    """What a kind's build steps share besides its own fields: the figure recorder and the page's blocks (each
+    kind's _Page adds its article, params and records)."""
+
+    rec: Recorder = field(default_factory=Recorder, kw_only=True)
+    blocks: Blocks = field(default_factory=Blocks, kw_only=True)
+
+
 def fail(article: Article, path: tuple, message: str) -> None:
     article.params_doc.problem(("params", *path), message)
     raise ParamError(message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -12,8 +12,8 @@ from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
 from generator.engine import rows as rows_engine
-from generator.kinds.common import Context, Recorder, fail, find_offer, lookup, providers_phrase
-from generator.model import Blocks, Chart, Code, Column, Input, Table
+from generator.kinds.common import Context, Steps, fail, find_offer, lookup, providers_phrase
+from generator.model import Chart, Code, Column, Input, Table
 from generator.records import Article, Catalog
 from generator.scenarios import gpu_inputs, price_input, setup_row
 from generator.schema import MAX_ROWS, F, list_of, opt, record
@@ -57,7 +57,7 @@ SPEC = record(
 
 
 @dataclass
-class _Page:
+class _Page(Steps):
     """What the steps share: the article, its params, the figure recorder and the page's blocks."""
 
     cat: Catalog
@@ -65,8 +65,6 @@ class _Page:
     p: dict
     model: Any
     small: Any
-    rec: Recorder = field(default_factory=Recorder)
-    blocks: Blocks = field(default_factory=Blocks)
 
 
 def build(cat: Catalog, art: Article, p: dict) -> Context:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from generator import engine
 from generator import formatting as fmt
 from generator.answer import answer
 from generator.engine import rows as rows_engine
-from generator.kinds.common import Context, Recorder, cost_bars, fail, lookup, offer_price_inputs, snapshots
-from generator.model import Blocks, Column, Input, Table
+from generator.kinds.common import Context, Steps, cost_bars, fail, lookup, offer_price_inputs, snapshots
+from generator.model import Column, Input, Table
 from generator.records import Article, Catalog
 from generator.scenarios import gpu_inputs, setup_row, training_job
 from generator.schema import F, list_of, record
@@ -28,7 +28,7 @@ SPEC = record(
 
 
 @dataclass
-class _Page:
+class _Page(Steps):
     """What the steps share: the article, its params, the model, methods and snapshots, the recorder and blocks."""
 
     cat: Catalog
@@ -37,8 +37,6 @@ class _Page:
     model: Any
     methods: list
     snaps: list
-    rec: Recorder = field(default_factory=Recorder)
-    blocks: Blocks = field(default_factory=Blocks)
 
 
 def build(cat: Catalog, art: Article, p: dict) -> Context:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
-from generator.kinds.common import Context, Recorder, find_offer, shared_inputs
-from generator.model import Blocks, Chart, Column, Input, Table
+from generator.kinds.common import Context, Steps, find_offer, shared_inputs
+from generator.model import Chart, Column, Input, Table
 from generator.records import Article, Catalog
 from generator.scenarios import counted_parameters, gpu_inputs, memory_need, price_input, work_inputs
 from generator.schema import MAX_ROWS, F, list_of, record
@@ -34,7 +34,7 @@ NEIGHBOURS_SHOWN = 8
 
 
 @dataclass
-class _Page:
+class _Page(Steps):
     """What the steps share: the job (model, method, offer and its GPU), the params, the recorder and the blocks."""
 
     cat: Catalog
@@ -46,8 +46,6 @@ class _Page:
     mem: Any  # the training state methods.yaml records for this model and method, or None
     parameters: float  # active parameters, plus attention when the family asks for it
     setup: str  # "8 × H100"
-    rec: Recorder = field(default_factory=Recorder)
-    blocks: Blocks = field(default_factory=Blocks)
 
 
 def build(cat: Catalog, art: Article, p: dict) -> Context:
