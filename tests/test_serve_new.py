@@ -95,6 +95,10 @@ def test_new_family_scaffolds_a_family_that_builds(tmp_path):
     assert fitting and len(fitting) < len(rows)  # a full fine-tune of 8B does not fit one A100 40 GB
     pages = sorted(p.parent.name for p in out.glob("llama-3-1-8b-*-on-*/index.html"))
     assert len(pages) == len(fitting)
+    # each page's description reads as a sentence for every method name ("full fine-tune, AdamW" included)
+    names = [m["name"] for m in yaml.safe_load((content / "methods.yaml").read_text())["methods"]]
+    described = [(out / page / "index.md").read_text().split("\ndescription: ")[1].split("\n")[0] for page in pages]
+    assert not [d for d in described for name in names if f"{name} fine-tune" in d]
     # the command said how many would get a page, before any build
     assert f"; {len(fitting)} hold the job, a page each; edit it, then run 'costpress build'\n" in result.output
     none = run_cli(
