@@ -118,11 +118,15 @@ def usd_places(x: float) -> int:
     Per-token prices of small models are fractions of a cent per thousand
     tokens; at cents, $0.0153 and $0.0249 would both read "$0.02".
     """
+    return small_places(x, 2)
+
+
+def small_places(x: float, places: int) -> int:
+    """`places`, or as many decimals as show two significant figures of a value below 0.1 (not zero)."""
     a = abs(float(x))
     if a == 0 or a >= 0.1 or not math.isfinite(a):
-        return 2
-    places = 1 - math.floor(math.log10(a))
-    return 2 if sig(a, 2) >= Decimal("0.1") else places
+        return places
+    return places if sig(a, 2) >= Decimal("0.1") else max(places, 1 - math.floor(math.log10(a)))
 
 
 def usd(x: float, places: int | None = None) -> str:
@@ -139,7 +143,8 @@ def usd(x: float, places: int | None = None) -> str:
 
 
 def hours(x: float, places: int = 1) -> str:
-    return number(x, places)
+    """'36.6'; two significant figures below a tenth ('0.034'): a short run on a large setup read '0.0' hours."""
+    return number(x, small_places(x, places))
 
 
 def ratio(x: float, places: int = 1) -> str:

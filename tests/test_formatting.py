@@ -24,6 +24,23 @@ def test_small_amounts_keep_two_significant_figures(value, expected):
     assert f.usd(value) == expected
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    # a tenth of an hour or more: one decimal; below: two significant figures, where "0.0" hours sat beside a cost
+    [
+        (36.63, "36.6"),
+        (0.1, "0.1"),
+        (0.0996, "0.1"),
+        (0.046, "0.046"),
+        (0.06, "0.060"),
+        (0.00041, "0.00041"),
+        (0, "0.0"),
+    ],
+)
+def test_short_runs_keep_two_significant_figures_of_hours(value, expected):
+    assert f.hours(value) == expected
+
+
 def test_explicit_places_stay_cents():
     assert f.usd(0.0153, 2) == "$0.02"
     assert f.usd(0.005, 2) == "$0.01"
