@@ -683,6 +683,13 @@ def content_warnings(
         reached,
         lambda: {gone["slug"]: gone for gone in retired.found(catalog, pages, listings)},
     )
+    paged = {page.article.file for page in pages}
+    for listing in listings:  # a listing with no page: nothing it names holds the job, perhaps since a price went
+        if listing.family.file not in paged:
+            out.append(
+                f"{listing.family.file}: no combination of its models, methods and offers holds the job; "
+                f"its listing prices none and no page is made"
+            )
     root = catalog.root
     used = {p for page in pages for p in page.providers}
     # a draft kept out of this build may be the article that will use a new provider

@@ -524,6 +524,31 @@ def test_a_listing_says_when_one_setup_or_none_holds_a_models_job(tmp_path):
         assert money(float(fit[0][5])) in box
 
 
+def test_a_family_that_nothing_holds_is_a_warning(tmp_path):
+    """A family whose job no offer holds (a 405B full fine-tune on Nodus) built a listing of unpriced setups and
+    no page, silently: after `new family` said so, a price change could bring it about unseen."""
+    from conftest import build, make_content, run_cli
+
+    family = (CONTENT / "families" / "70b-setups.md").read_text()
+    for old, new in (
+        ("methods: [qlora, lora, full-8bit, full]", "methods: [full]"),
+        ("providers: [lambda, nebius, runpod, nodus, aws, gcp, azure]", "providers: [nodus]"),
+        ("models: [llama-3.3-70b]", "models: [llama-3.1-405b]"),
+    ):
+        assert old in family
+        family = family.replace(old, new)
+    content = make_content(tmp_path, {"families/70b-setups.md": family}, families=True)
+    result, out = build(tmp_path, content)
+    warning = (
+        "warning: content/families/70b-setups.md: no combination of its models, methods and offers holds the "
+        "job; its listing prices none and no page is made"
+    )
+    assert result.exit_code == 0 and warning in result.output.replace(str(content.parent) + "/", ""), result.output
+    assert (out / LISTING / "index.html").is_file() and not list(out.glob("llama-3-1-405b-*"))
+    strict = run_cli("build", "--content", str(content), "--out", str(tmp_path / "strict"), "--strict")
+    assert strict.exit_code == 1
+
+
 def test_a_listing_says_when_its_cheapest_price_was_imported_not_read(tmp_path):
     """An imported catalog does not say when its prices were read; its snapshot's date is the import's, and
     pages say "imported" for it. The listing's answer said "price checked" whatever the snapshot."""
