@@ -6,8 +6,9 @@ else a page can state comes from the other values: names and labels (which
 setup is cheapest, which is recommended), yes/no decisions (fits, tied,
 cheapest), counts and ranks ("4th of 62"), and the lists of neighbours with
 their costs. Each becomes a claim: an id (where it sits in the page's
-values), its subject (what it says) and, where the page knows them, the
-figures it rests on. Dates are left out: a refresh moves them on every page.
+values) and its subject (what it says); what a claim rests on is told by
+the figures beside it, whose inputs name the setups they are of (a
+figure's "inputs"). Dates are left out: a refresh moves them on every page.
 """
 
 from __future__ import annotations
