@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -98,6 +99,23 @@ def from_trainer(folder: Path, sequence_length: int | None) -> Measurement:
     return Measurement(tokens, seconds, how).checked(str(folder))
 
 
+def _refuse_running_totals(path: Path, kept: list[tuple[float, float]]) -> None:
+    """Stop on a log of elapsed time and tokens seen so far: summed as steps, its rate looks plausible and is wrong.
+
+    Each step's own seconds and tokens stay about the same from step to step;
+    running totals grow on every row. Three or more rows in which both grow
+    each time, the last at least twice the first, are taken for totals."""
+    if len(kept) < 3 or not all(a[0] < b[0] and a[1] < b[1] for a, b in itertools.pairwise(kept)):
+        return
+    (s0, t0), (s1, t1) = kept[0], kept[-1]
+    if s1 >= 2 * s0 > 0 and t1 >= 2 * t0 > 0:
+        raise CostpressError(
+            f"{path}: seconds and tokens grow on every row ({fmt.number(s0, 1)} to {fmt.number(s1, 1)} s, "
+            f"{fmt.number(t0)} to {fmt.number(t1)} tokens), as running totals do; expected each step's own "
+            f"seconds and tokens (the differences between consecutive rows)"
+        )
+
+
 def from_csv(path: Path, skip_steps: int = 0) -> Measurement:
     """A CSV with columns step, seconds, tokens: one row per optimizer step."""
     try:
@@ -119,6 +137,7 @@ def from_csv(path: Path, skip_steps: int = 0) -> Measurement:
             raise CostpressError(f"{path}:{line}: step: expected a whole number, got {r['step']!r}")
         if int(r["step"]) > skip_steps:
             kept.append(tuple(_number(r[c], f"{path}:{line}: {c}", positive=False) for c in ("seconds", "tokens")))
+    _refuse_running_totals(path, kept)
     seconds = sum(s for s, _ in kept)
     tokens = sum(t for _, t in kept)
     if seconds <= 0 or tokens <= 0:

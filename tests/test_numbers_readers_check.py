@@ -180,6 +180,28 @@ def test_calibrate_refuses_a_log_that_cannot_be_a_run(tmp_path, rows, words):
     assert words in result.output, result.output
 
 
+def test_calibrate_refuses_running_totals_and_takes_steady_steps(tmp_path):
+    """A log of elapsed seconds and tokens seen so far was summed as if each row were one step: 10, 20, 30, 40 s
+    and 40k..160k tokens gave 4,000 tokens/s by luck, and 10, 20, 30 s with 40k, 100k, 130k tokens gave
+    2,700 where the run made 4,333. Running totals are refused; per-step rows that vary are taken."""
+    args = ["--id", "x", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h100", "--out", "-"]
+    log = tmp_path / "totals.csv"
+    log.write_text("step,seconds,tokens\n1,10,40000\n2,20,100000\n3,30,130000\n")
+    result = run_cli("calibrate", "--csv", str(log), *args, "--content", str(CONTENT))
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output == (
+        f"error: {log}: seconds and tokens grow on every row (10.0 to 30.0 s, 40,000 to 130,000 tokens), as "
+        "running totals do; expected each step's own seconds and tokens (the differences between consecutive rows)\n"
+    )
+    steps = tmp_path / "steps.csv"  # the same run, step by step (two rows that each grow stay steps)
+    steps.write_text("step,seconds,tokens\n1,10,40000\n2,10,60000\n3,10,30000\n")
+    taken = run_cli("calibrate", "--csv", str(steps), *args, "--content", str(CONTENT))
+    assert taken.exit_code == 0 and f"tokens_per_second: {130_000 / 30:.2f}" in taken.output, taken.output
+    two = tmp_path / "two.csv"
+    two.write_text("step,seconds,tokens\n1,10,40000\n2,25,90000\n")
+    assert run_cli("calibrate", "--csv", str(two), *args, "--content", str(CONTENT)).exit_code == 0
+
+
 @pytest.mark.parametrize(
     ("state", "words"),
     [

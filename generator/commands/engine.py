@@ -118,7 +118,7 @@ def memory_command(
     "--csv",
     "csv_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A CSV with columns step, seconds, tokens.",
+    help="A CSV with columns step, seconds, tokens: one row per step, with that step's own time and tokens.",
 )
 @click.option("--tokens", "tokens", default=None, help="Tokens processed (with --seconds): 20M, 1.5B, ...")
 @click.option("--seconds", type=Number(0, min_open=True), default=None, help="Training time in seconds.")
