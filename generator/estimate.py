@@ -23,12 +23,20 @@ def estimate(
     startup_hours: float = 0.25,
     runs: int = 1,
     attention: int | None = None,
+    providers: list[str] | None = None,
+    gpus: list[str] | None = None,
 ) -> pd.DataFrame:
-    """Cost of one scenario on the named offers, or on every fitting offer, cheapest first."""
+    """Cost of one scenario on the named offers, or on every fitting offer (of the named providers and GPUs,
+    when some are named), cheapest first."""
     if model not in cat.models:
         raise CostpressError(f"--model: unknown model {model!r}; known: {', '.join(sorted(cat.models))}")
     if method not in cat.methods:
         raise CostpressError(f"--method: unknown method {method!r}; known: {', '.join(sorted(cat.methods))}")
+    _known("--provider", "provider", providers, cat.snapshots)
+    _known("--gpu", "GPU", gpus, cat.gpus)
+    if setups and (providers or gpus):
+        option = "--provider" if providers else "--gpu"
+        raise CostpressError(f"{option}: not with --setup, which names the setups to price itself")
     if setups:
         offers = []
         for key in dict.fromkeys(setups):  # a setup named twice is one row
@@ -37,7 +45,13 @@ def estimate(
                 raise CostpressError(unknown_setup(cat, key))
             offers.append(offer)
     else:
-        offers = [o for snaps in cat.snapshots.values() for o in snaps[-1].offers]
+        offers = [
+            o
+            for provider, snaps in cat.snapshots.items()
+            if not providers or provider in providers
+            for o in snaps[-1].offers
+            if not gpus or o.gpu in gpus
+        ]
     rows, short = [], []
     for offer in offers:
         row = setup_row(cat, cat.models[model], cat.methods[method], offer, attention)
@@ -48,7 +62,7 @@ def estimate(
         else:
             short.append(row)
     if not rows:
-        raise CostpressError(_none_fits(cat, model, method, short))
+        raise CostpressError(_none_fits(cat, model, method, short, _narrowed(cat, providers, gpus)))
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
     grid["runs"] = runs
     grid["attention_sequence_length"] = attention or 0
@@ -56,14 +70,36 @@ def estimate(
     return engine.rank(grid, "cost_with_startup")
 
 
-def _none_fits(cat: Catalog, model: str, method: str, rows: list[dict]) -> str:
+def _known(option: str, what: str, named: list[str] | None, known: dict) -> None:
+    for name in named or ():
+        if name not in known:
+            raise CostpressError(f"{option}: unknown {what} {name!r}; known: {', '.join(sorted(known))}")
+
+
+def _narrowed(cat: Catalog, providers: list[str] | None, gpus: list[str] | None) -> str:
+    """' of Nodus and Lambda, with H100 SXM GPUs': what --provider and --gpu kept, for a line about none."""
+    out = ""
+    if providers:
+        names = [cat.snapshots[p][-1].name for p in dict.fromkeys(providers)]
+        out += f" of {' and '.join(names) if len(names) < 3 else ', '.join(names[:-1]) + ' and ' + names[-1]}"
+    if gpus:
+        names = [cat.gpus[g].name for g in dict.fromkeys(gpus)]
+        out += f" with {' or '.join(names)} GPUs"
+    return out
+
+
+def _none_fits(cat: Catalog, model: str, method: str, rows: list[dict], narrowed: str = "") -> str:
     """Why no offer is listed: the one that comes nearest to holding the job, and what it would need."""
     what = f"{cat.models[model].name} with {cat.methods[method].name}"
     if not rows:
-        return f"no offer we have prices for holds {what}"
+        return (
+            f"no offer{narrowed} in the newest price snapshots"
+            if narrowed
+            else f"no offer we have prices for holds {what}"
+        )
     near = min(rows, key=lambda r: (r["per_gpu_gb"] / r["gpu_memory_gb"], r["offer"]))
     return (
-        f"no offer we have prices for holds {what}: the nearest, {near['offer']} ({near['setup']}), would need "
+        f"no offer{narrowed} we have prices for holds {what}: the nearest, {near['offer']} ({near['setup']}), would need "
         f"{fmt.number(near['per_gpu_gb'], 1)} GB on each GPU of {fmt.number(near['gpu_memory_gb'])} GB "
         "(costpress memory shows the parts; --setup prices a setup that does not hold it)"
     )

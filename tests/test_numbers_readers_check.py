@@ -92,6 +92,33 @@ def test_estimate_ranks_every_fitting_setup():
     assert rows[0]["tokens"] == 1.5e9
 
 
+def test_estimate_ranks_only_the_providers_and_gpus_named():
+    """`--provider` and `--gpu` narrow the ranking to what a writer is choosing between; without them a user
+    read 40 rows to find one provider's."""
+    import yaml
+
+    base = ["estimate", "--content", str(CONTENT), "--model", "llama-3.2-1b", "--method", "full", "--tokens", "1M"]
+    picked = run_cli(*base, "--provider", "nodus", "--provider", "lambda", "--gpu", "h100", "--format", "json")
+    assert picked.exit_code == 0, picked.output
+    expected = set()
+    for provider in ("nodus", "lambda"):
+        newest = yaml.safe_load(sorted((CONTENT / "prices" / provider).glob("*.yaml"))[-1].read_text())
+        expected |= {f"{provider}:h100x{o['count']}" for o in newest["offers"] if o["gpu"] == "h100"}
+    rows = json.loads(picked.output)
+    assert {r["setup"] for r in rows} == expected and len(expected) > 2
+    everything = json.loads(run_cli(*base, "--format", "json").output)
+    assert [r for r in everything if r["setup"] in expected] == rows  # the same figures, in the same order
+    for args, line in (
+        (["--provider", "nodu"], "error: --provider: unknown provider 'nodu'; known: aws, azure, gcp, lambda, "),
+        (["--gpu", "h10"], "error: --gpu: unknown GPU 'h10'; known: a100-40gb, a100-80gb, b200, "),
+        (["--gpu", "h100", "--setup", "nodus:h100x1"], "error: --gpu: not with --setup, which names the setups"),
+        (["--provider", "nodus", "--gpu", "l40s"], "error: no offer of Nodus with L40S GPUs in the newest price"),
+    ):
+        result = run_cli(*base, *args)
+        assert result.exit_code == 1 and result.output.startswith(line), result.output
+        assert result.output.count("\n") == 1
+
+
 def test_estimate_bad_input():
     result = run_cli("estimate", "--content", str(CONTENT), "--model", "gpt-9", "--method", "lora", "--tokens", "1M")
     assert result.exit_code == 1 and "--model: unknown model 'gpt-9'" in result.output

@@ -31,6 +31,10 @@ def _tokens(ctx, param, value):
     multiple=True,
     help="Offer provider:gpuxcount (repeatable); default: every offer that holds the training state.",
 )
+@click.option(
+    "--provider", "providers", multiple=True, help="Rank only this provider's offers (repeatable), e.g. nodus."
+)
+@click.option("--gpu", "gpus", multiple=True, help="Rank only offers of this GPU (repeatable), e.g. h100.")
 # at least the floor content's positive numbers have (schema.NUMBER_FLOOR): 1e-300 made hours no figure can show
 @click.option("--utilization", default=0.3, show_default=True, type=Number(0.000001, 1))
 @click.option("--startup-hours", default=0.25, show_default=True, type=Number(0, 10_000))
@@ -49,6 +53,8 @@ def estimate(
     method: str,
     tokens: int,
     setups: tuple[str, ...],
+    providers: tuple[str, ...],
+    gpus: tuple[str, ...],
     utilization: float,
     startup_hours: float,
     runs: int,
@@ -60,7 +66,17 @@ def estimate(
     from generator.load import load_content
 
     frame = est.estimate(
-        load_content(content), model, method, tokens, list(setups), utilization, startup_hours, runs, attention
+        load_content(content),
+        model,
+        method,
+        tokens,
+        list(setups),
+        utilization,
+        startup_hours,
+        runs,
+        attention,
+        list(providers),
+        list(gpus),
     )
     click.echo(est.render(frame, form), nl=False)
 
