@@ -99,7 +99,8 @@ def _none_fits(cat: Catalog, model: str, method: str, rows: list[dict], narrowed
         )
     near = min(rows, key=lambda r: (r["per_gpu_gb"] / r["gpu_memory_gb"], r["offer"]))
     return (
-        f"no offer{narrowed} we have prices for holds {what}: the nearest, {near['offer']} ({near['setup']}), would need "
+        f"no offer{narrowed} we have prices for holds {what}: the nearest, {near['offer']} ({near['setup']}), "
+        "would need "
         f"{fmt.number(near['per_gpu_gb'], 1)} GB on each GPU of {fmt.number(near['gpu_memory_gb'])} GB "
         "(costpress memory shows the parts; --setup prices a setup that does not hold it)"
     )
