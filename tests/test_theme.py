@@ -149,6 +149,10 @@ def test_init_names_its_folder_as_a_shell_reads_it(tmp_path, monkeypatch):
     result = run_cli("init", "my site")
     assert result.exit_code == 0, result.output
     assert "next: cd 'my site' && costpress build" in result.output
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    here = run_cli("init", ".")  # it said "next: cd . && costpress build"
+    assert here.exit_code == 0 and here.output.endswith("files into .; next: costpress build\n"), here.output
 
 
 def test_init_names_a_folder_with_a_line_feed_as_bash_reads_it(tmp_path, monkeypatch):

@@ -142,7 +142,8 @@ def init(folder: Path, title: str) -> None:
         shown = shlex.quote(text)
     else:
         shown = "$'" + one_line(text.replace("\\", "\\\\").replace("'", "\\'")) + "'"
-    click.echo(f"wrote {len(written)} files into {shown}; next: cd {shown} && costpress build")
+    here = folder.resolve() == Path.cwd().resolve()  # `init .`: "cd ." is no step
+    click.echo(f"wrote {len(written)} files into {shown}; next: {'' if here else f'cd {shown} && '}costpress build")
 
 
 @cli.command("lint")
