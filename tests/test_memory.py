@@ -54,6 +54,22 @@ def test_full_fine_tune_sharded_over_eight_gpus_by_hand():
     assert not breakdown(Job(LLAMA_70B, gpus=8), 80).fits  # 8 x 80 GB holds 640 GB, but no GPU holds its share
 
 
+def test_eight_bit_adam_and_cpu_offload_by_hand():
+    """The two terms no other test wrote out: 8-bit Adam's scales, and FSDP's CPU offload (nothing but two
+    gathered layers on the GPU). Each could change with only the committed site's comparison noticing."""
+    total_8b = 8_030_261_248
+    eight_bit = breakdown(Job(LLAMA_8B, optimizer="adamw-8bit"), 80).parts
+    # two 1-byte moments per weight, plus an fp32 (4-byte) scale per block of 2,048 values for each; fp32 master
+    assert eight_bit["optimizer"] == pytest.approx(total_8b * (2 * 1 + 2 * 4 / 2048 + 4) / GB)
+    assert eight_bit["gradients"] == pytest.approx(total_8b * 2 / GB)
+    total_70b = 70_553_706_496
+    offload = breakdown(Job(LLAMA_70B, gpus=8, weights_on_cpu=True), 80)
+    # weights, gradients and optimizer state live in CPU memory; the GPU holds two layers' bf16 weights
+    assert offload.parts["weights"] == pytest.approx(2 * (total_70b * 2 / 80) / GB)
+    assert offload.parts["gradients"] == offload.parts["optimizer"] == offload.parts["adapters"] == 0
+    assert any("offloaded to CPU memory" in note for note in offload.notes)
+
+
 def test_sharding_divides_and_data_parallel_copies():
     one = breakdown(Job(LLAMA_70B, trainable="lora"), 80).parts
     ddp = breakdown(Job(LLAMA_70B, trainable="lora", gpus=4, sharding="ddp"), 80).parts
