@@ -64,6 +64,7 @@ class Summary:
     unknown: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     noun: str = "offers"
+    mapped_by: str = "catalog_names or catalog_instances"  # the GPU keys in hardware.yaml that would map them
 
     def lines(self) -> list[str]:
         out = [f"read {fmt.count(self.rows, 'row')}, kept {self.offers} {self.noun}"]
@@ -72,7 +73,10 @@ class Summary:
         if self.unknown:
             names = ", ".join(f"{name} ({n})" for name, n in sorted(self.unknown.items()))
             skipped = fmt.count(sum(self.unknown.values()), "row")
-            out.append(f"skipped {skipped} with accelerators hardware.yaml does not map: {names}")
+            out.append(
+                f"skipped {skipped} with accelerators hardware.yaml does not map (a GPU's {self.mapped_by} "
+                f"would): {names}"
+            )
         out.extend(self.notes)
         return out
 
@@ -328,7 +332,7 @@ def import_mlperf(path: Path, header: dict, gpus: dict[str, Gpu], count: int) ->
     accelerators and a score. Rows with identical run logs (power-measurement
     resubmissions of the same runs) are one result.
     """
-    summary = Summary(noun="results")
+    summary = Summary(noun="results", mapped_by="result_names")
     names = {name: gpu.id for gpu in gpus.values() for name in gpu.result_names or ()}
     seen: dict[tuple[str, str], str] = {}
     results = []

@@ -138,6 +138,10 @@ def test_import_reproduces_the_content_file(tmp_path):
     assert result.exit_code == 0, result.output
     assert "kept 45 results" in result.output
     assert "skipped 2 rows: same run logs as another submission" in result.output
+    # the rows left out for their accelerator say which key of hardware.yaml would take them
+    assert "with accelerators hardware.yaml does not map (a GPU's result_names would): AMD Instinct MI300X" in (
+        result.output
+    )
     assert target.read_bytes() == SUITE.read_bytes()
 
 

@@ -132,6 +132,20 @@ def test_bad_catalogs_fail_clearly(tmp_path, text, message):
     assert "Traceback" not in result.output
 
 
+def test_rows_of_an_unmapped_accelerator_say_which_key_would_map_them(tmp_path):
+    path = tmp_path / "vms.csv"
+    path.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\n"
+        "a,H100,8,r,20.0,\nb,TPU-v5,8,r,9.0,\nc,TPU-v5,4,r,5.0,\n"
+    )
+    result, doc = run_import(tmp_path, path, "x")
+    assert result.exit_code == 0 and [o["gpu"] for o in doc["offers"]] == ["h100"], result.output
+    assert (
+        "skipped 2 rows with accelerators hardware.yaml does not map (a GPU's catalog_names or "
+        "catalog_instances would): TPU-v5 (2)\n"
+    ) in result.output
+
+
 def test_bad_provider_name(tmp_path):
     result = run_cli(
         "import-prices", "skypilot", str(catalog("nebius")), "--provider", "../x", "--checked", "2026-11-29"
