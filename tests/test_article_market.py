@@ -29,7 +29,12 @@ GPUS = {g["id"]: g for g in yaml.safe_load((CONTENT / "hardware.yaml").read_text
 
 def expected_rows(method: str) -> dict[str, float]:
     """label -> run cost with startup, cheapest GPU count per provider and GPU type."""
-    best: dict[tuple[str, str], tuple[float, str]] = {}
+    return {label: cost for label, (cost, _) in priced_rows(method).items()}
+
+
+def priced_rows(method: str) -> dict[str, tuple[float, float]]:
+    """label -> (run cost with startup, price per hour), cheapest GPU count per provider and GPU type."""
+    best: dict[tuple[str, str], tuple[float, str, float]] = {}
     for provider in PROVIDERS:
         snap = newest(provider)
         for o in snap["offers"]:
@@ -41,8 +46,8 @@ def expected_rows(method: str) -> dict[str, float]:
             label = f"{snap['name']}, {o['count']} × {gpu['name']}"
             key = (snap["name"], o["gpu"])
             if key not in best or cost < best[key][0]:
-                best[key] = (cost, label)
-    return {label: cost for cost, label in best.values()}
+                best[key] = (cost, label, o["usd_per_hour"])
+    return {label: (cost, hourly) for cost, label, hourly in best.values()}
 
 
 @pytest.mark.parametrize("method", ["lora", "full-8bit"])
@@ -69,3 +74,22 @@ def test_sentences_name_the_computed_winners(site):
     tied = sorted(k for k, v in full.items() if usd(v) == usd(low))
     assert len(tied) == 2  # Nebius and Nodus both list 8 × B200 at $44.00
     assert f"The cheapest runs are tied: {' and '.join(tied)}, at {usd(low)}." in text
+
+
+@pytest.mark.parametrize(("method", "heading"), [("lora", "LoRA"), ("full-8bit", "Full fine-tune")])
+def test_the_lowest_hourly_price_is_named_when_it_is_not_the_cheapest_run(site, method, heading):
+    """Where the setup with the lowest hourly price is not the cheapest run, the method's section says whose it
+    is, its price and what its run costs; where it is the cheapest run, the sentence is left out."""
+    rows = priced_rows(method)
+    hourly = min(price for _, price in rows.values())
+    (lowest,) = [label for label, (_, price) in rows.items() if price == hourly]  # no tie in the seed prices
+    run = min(cost for cost, _ in rows.values())
+    cheapest = [label for label, (cost, _) in rows.items() if usd(cost) == usd(run)]
+    page = (site.out / SLUG / "index.md").read_text()
+    (section,) = [part for part in page.split("\n## ") if part.startswith(heading)]
+    section = " ".join(section.split())
+    if lowest in cheapest:
+        assert "The lowest hourly price" not in section
+    else:
+        said = f"The lowest hourly price belongs to {lowest} ({usd(hourly)} per hour), yet its run costs"
+        assert f"{said} {usd(rows[lowest][0])}." in section, section
