@@ -146,6 +146,23 @@ def test_rows_of_an_unmapped_accelerator_say_which_key_would_map_them(tmp_path):
     ) in result.output
 
 
+def test_out_dash_prints_the_snapshot_it_would_write(tmp_path, monkeypatch):
+    """`--out -` made a folder named '-' in the working folder; as calibrate's, it now prints the snapshot (the
+    summary goes to stderr), the same bytes an import into a folder writes."""
+    result, doc = run_import(tmp_path, catalog("lambda"), "lambda")
+    assert result.exit_code == 0 and doc is not None
+    monkeypatch.chdir(tmp_path)
+    args = ["import-prices", "skypilot", str(catalog("lambda")), "--provider", "lambda", "--checked", "2026-11-29"]
+    printed = run_cli(*args, "--out", "-", "--content", str(CONTENT))
+    assert printed.exit_code == 0, printed.output
+    # the name is the provider's latest snapshot's in --content (the folder import had none, so it took the id)
+    written = (tmp_path / "prices" / "lambda" / "2026-11-29.yaml").read_text()
+    assert "\nname: lambda\n" in written and "\nname: Lambda\n" in printed.stdout
+    assert printed.stdout == written.replace("\nname: lambda\n", "\nname: Lambda\n")
+    assert printed.stderr.startswith("read ") and "wrote" not in printed.stderr
+    assert not (tmp_path / "-").exists()
+
+
 def test_bad_provider_name(tmp_path):
     result = run_cli(
         "import-prices", "skypilot", str(catalog("nebius")), "--provider", "../x", "--checked", "2026-11-29"

@@ -154,7 +154,7 @@ def import_model(
     default="content/prices",
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder holding the provider folders.",
+    help="Folder holding the provider folders; '-' prints the snapshot instead.",
 )
 @click.option(
     "--commit",
@@ -188,10 +188,17 @@ def import_prices(
         )
     if commit is not None and not re.fullmatch(r"[0-9a-f]{7,40}", commit):
         raise CostpressError(f"--commit: expected a git commit hash (7 to 40 hex digits), got {commit!r}")
-    target = out / provider / f"{checked.date().isoformat()}.yaml"
+    printed = str(out) == "-"  # as calibrate's --out -: it made a folder named '-'
+    folder = (content / "prices" if printed else out) / provider
     if name is None:
-        name = _latest_name(out / provider)
+        name = _latest_name(folder)
     text, summary = import_skypilot(csv_file, provider, checked.date(), load_hardware(content), name, commit)
+    if printed:
+        for line in summary.lines():
+            click.echo(line, err=True)
+        click.echo(text, nl=False)
+        return
+    target = folder / f"{checked.date().isoformat()}.yaml"
     done = authored.write_new(target, text, replace, "--replace overwrites it (a hand edit in it is lost)")
     for line in summary.lines():
         click.echo(line)
