@@ -59,6 +59,21 @@ def offers() -> dict[str, tuple[str, float]]:
     return out
 
 
+def test_the_fastest_result_is_named_from_the_csv(site):
+    """The sentence naming the fastest result of the fastest GPU type (by median) takes its submitter, system,
+    round and time from the summary CSV; the system picked was never checked (the slowest passed as well)."""
+    t = times()
+    gpu = min(t, key=lambda g: statistics.median(t[g]))
+    with CSV.open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if NAMES.get(r["accelerator_model_name"]) == gpu]
+    row = min((r for r in rows if r["accelerator_count"] == "8"), key=lambda r: float(r["time_to_train_minutes"]))
+    minutes = Decimal(row["time_to_train_minutes"]).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    name = {"h100": "H100 SXM", "h200": "H200", "b200": "B200"}[gpu]
+    text = " ".join(site.text(SLUG).split())
+    assert f"The fastest 8 × {name} result came from {row['submitter']} " in text
+    assert f"{row['system_name']} ({row['mlperf_version']}), in {minutes} minutes." in text
+
+
 def test_medians_by_hand():
     t = times()
     assert {g: len(v) for g, v in t.items()} == {"b200": 12, "h100": 18, "h200": 15}
