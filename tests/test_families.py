@@ -74,6 +74,11 @@ def test_neighbour_links_resolve_and_rank(site):
     for href in links:
         assert (site.out / cheapest["slug"] / href).resolve().is_file(), href
     assert f"This is the cheapest of the {len(combos)} setups we list for this job." in site.text(cheapest["slug"])
+    # the list shows the next cheapest few, then counts the rest: together, every other setup of the job
+    shown = [li for li in soup.select("main li") if li.a is not None and li.a["href"].startswith("../llama-3-3-70b-")]
+    rest = len(combos) - 1 - len(shown)
+    assert 0 < len(shown) < len(combos) - 1
+    assert f"{rest} more are in the full comparison linked below." in site.text(cheapest["slug"])
 
 
 def csv_rows(out, slug: str) -> list[list[str]]:
