@@ -77,6 +77,9 @@ def test_neighbour_links_resolve_and_rank(site):
     # the list shows the next cheapest few, then counts the rest: together, every other setup of the job
     shown = [li for li in soup.select("main li") if li.a is not None and li.a["href"].startswith("../llama-3-3-70b-")]
     rest = len(combos) - 1 - len(shown)
+    # ...the cheapest of the others, the page itself not among them
+    others = sorted((c for c in combos if c is not cheapest), key=lambda c: round(c["cost"], 2))
+    assert [li.a["href"].split("/")[1] for li in shown] == [c["slug"] for c in others[: len(shown)]]
     assert 0 < len(shown) < len(combos) - 1
     assert f"{rest} more are in the full comparison linked below." in site.text(cheapest["slug"])
 
