@@ -65,6 +65,22 @@ def test_page_figures(site):
             assert f"costs about {usd(c['cost'])}, startup included" in text, c["slug"]
 
 
+def test_each_page_states_its_rank_among_the_setups_for_its_job(site):
+    """ "This setup ranks 4 of 62": the count of setups of the same method whose run costs less at the cents
+    shown, plus one, of every setup of that method that holds the job."""
+    combos = [c for c in combinations() if c["fits"]]
+    for c in combos:
+        if c["provider"] != "runpod":
+            continue
+        same = [o for o in combos if o["method"] == c["method"]]
+        cheaper = sum(1 for o in same if round(o["cost"], 2) < round(c["cost"], 2))
+        text = " ".join(site.text(c["slug"]).split())
+        if cheaper:
+            assert f"This setup ranks {cheaper + 1} of {len(same)} for this job." in text, c["slug"]
+        else:
+            assert f"This is the cheapest of the {len(same)} setups we list for this job." in text, c["slug"]
+
+
 def test_neighbour_links_resolve_and_rank(site):
     combos = [c for c in combinations() if c["fits"] and c["method"] == "lora"]
     cheapest = min(combos, key=lambda c: c["cost"])
