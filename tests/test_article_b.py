@@ -68,6 +68,28 @@ def test_price_per_pflop_hour(site):
     assert f"the H200 the highest at {usd(per_gpu['H200'])}" in text
 
 
+def test_the_section_heading_says_whether_the_dearest_gpu_is_the_cheapest_per_token(site):
+    """Per GPU-hour the B200 is dearest ($5.50 on 1 and on 8 GPUs, the H200 $28.74 / 8 = $3.59): two setups
+    share the top price, both B200s, and LoRA on 1 × B200 is the cheapest per token, so the heading asks why."""
+    gpus = {
+        "QLoRA, 1 × A100 80 GB": ("a100", 1),
+        "QLoRA, 1 × H100 SXM": ("h100", 1),
+        "LoRA, 1 × B200": ("b200", 1),
+        "full fine-tune, AdamW, 8 × B200": ("b200", 8),
+        "full fine-tune, 8-bit Adam, 8 × H200": ("h200", 8),
+    }
+    per_gpu_hour = {k: round(price(k) / gpus[k][1], 2) for k in SETUPS}
+    top = max(per_gpu_hour.values())
+    dearest = {gpus[k][0] for k, v in per_gpu_hour.items() if v == top}
+    best = min(SETUPS, key=lambda k: hours(k) * price(k))
+    assert dearest == {"b200"} and sum(v == top for v in per_gpu_hour.values()) == 2
+    headings = [h.get_text(" ", strip=True) for h in site.html(B).select("main h2")]
+    if dearest == {gpus[best][0]}:
+        assert "Why the dearest GPU per hour is the cheapest per token" in headings
+    else:
+        assert "Which setup is cheapest per token" in headings
+
+
 def test_a100_against_b200(site):
     slower = 2250 / 312
     cheaper = 5.50 / 1.09
