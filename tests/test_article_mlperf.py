@@ -74,6 +74,24 @@ def test_the_fastest_result_is_named_from_the_csv(site):
     assert f"{row['system_name']} ({row['mlperf_version']}), in {minutes} minutes." in text
 
 
+def test_the_lowest_hourly_price_is_named_with_its_run_cost(site):
+    """The offer with the lowest hourly price (Nebius's 8 × H100 SXM) is not the cheapest run: the article
+    names it with its price, its run cost at the median time and that time, all from the snapshots and CSV."""
+    t = times()
+    priced = {label: (gpu, price, statistics.median(t[gpu])) for label, (gpu, price) in offers().items()}
+    hourly = min(price for _, price, _ in priced.values())
+    (label,) = [k for k, (_, price, _) in priced.items() if price == hourly]  # no tie in the seed prices
+    gpu, price, median = priced[label]
+    cheapest = min(m / 60 * p for _, p, m in priced.values())
+    text = " ".join(site.text(SLUG).split())
+    assert median / 60 * price > cheapest  # so the article says so
+    minutes = Decimal(repr(median)).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    assert (
+        f"The lowest hourly price belongs to {label} ({usd(price)} per hour), yet its run costs "
+        f"{usd(median / 60 * price)}, because it takes {minutes} minutes."
+    ) in text
+
+
 def test_medians_by_hand():
     t = times()
     assert {g: len(v) for g, v in t.items()} == {"b200": 12, "h100": 18, "h200": 15}
