@@ -683,9 +683,8 @@ def content_warnings(
         reached,
         lambda: {gone["slug"]: gone for gone in retired.found(catalog, pages, listings)},
     )
-    paged = {page.article.file for page in pages}
     for listing in listings:  # a listing with no page: nothing it names holds the job, perhaps since a price went
-        if listing.family.file not in paged:
+        if not any(c.fitting for c in listing.cheapest):
             out.append(
                 f"{listing.family.file}: no combination of its models, methods and offers holds the job; "
                 f"its listing prices none and no page is made"

@@ -341,7 +341,7 @@ def _altered(art: ArticleChanges) -> str:
     what += [_count(len(art.claims), "claim")]
     if art.prices_checked:
         what.append("its price dates")
-    return ", ".join(what[:-1]) + " and " + what[-1] + " changed"
+    return fmt.series(what) + " changed"
 
 
 def render_text(changes: list[ArticleChanges]) -> str:

@@ -28,10 +28,8 @@ def estimate(
 ) -> pd.DataFrame:
     """Cost of one scenario on the named offers, or on every fitting offer (of the named providers and GPUs,
     when some are named), cheapest first."""
-    if model not in cat.models:
-        raise CostpressError(f"--model: unknown model {model!r}; known: {', '.join(sorted(cat.models))}")
-    if method not in cat.methods:
-        raise CostpressError(f"--method: unknown method {method!r}; known: {', '.join(sorted(cat.methods))}")
+    _known("--model", "model", [model], cat.models)
+    _known("--method", "method", [method], cat.methods)
     _known("--provider", "provider", providers, cat.snapshots)
     _known("--gpu", "GPU", gpus, cat.gpus)
     if setups and (providers or gpus):
@@ -80,11 +78,9 @@ def _narrowed(cat: Catalog, providers: list[str] | None, gpus: list[str] | None)
     """' of Nodus and Lambda, with H100 SXM GPUs': what --provider and --gpu kept, for a line about none."""
     out = ""
     if providers:
-        names = [cat.snapshots[p][-1].name for p in dict.fromkeys(providers)]
-        out += f" of {' and '.join(names) if len(names) < 3 else ', '.join(names[:-1]) + ' and ' + names[-1]}"
+        out += f" of {fmt.series([cat.snapshots[p][-1].name for p in dict.fromkeys(providers)])}"
     if gpus:
-        names = [cat.gpus[g].name for g in dict.fromkeys(gpus)]
-        out += f" with {' or '.join(names)} GPUs"
+        out += f" with {fmt.series([cat.gpus[g].name for g in dict.fromkeys(gpus)], 'or')} GPUs"
     return out
 
 

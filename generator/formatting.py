@@ -91,6 +91,11 @@ def count(n: int, noun: str, grouped: bool = True) -> str:
     return f"{number(n) if grouped else n} {noun}{'' if n == 1 else 's'}"
 
 
+def series(items: list[str], last: str = "and") -> str:
+    """'A', 'A and B', 'A, B and C': names in a sentence."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
 def a_an(name: str) -> str:
     """The indefinite article a name is read with: 'an H100', 'an L40S', 'an A100', 'a B200', 'a DGX Spark'.
 
