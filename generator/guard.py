@@ -142,7 +142,7 @@ def check_owned(shown: str, have: dict[str, str], links: list[str]) -> None:
             f"({some}{', ...' if len(have) > 3 else ''}) and no {MARKER} marker, so costpress did not write it; "
             "build into a new or empty folder (a site built before costpress 0.2 has no marker: delete it once)"
         )
-    foreign = [rel for rel in have if rel not in listed and rel != MARKER]
+    foreign = sorted(rel for rel in have if rel not in listed and rel != MARKER)  # the same words on any disk
     if foreign:
         some = ", ".join(foreign[:3])
         raise BuildError(

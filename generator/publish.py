@@ -14,6 +14,7 @@ either way.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import shutil
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from generator import durable, guard, state, trees, write
+from generator import durable, formatting, guard, state, trees, write
 from generator.errors import BuildError
 from generator.write import Diff, Files, check_path
 
@@ -470,11 +471,11 @@ class Publisher:
             raise
         if out.exists():
             if trees.exchange(staging, out):
-                trees.remove_site(staging, self.have)
+                diff.strays = trees.remove_site(staging, self.have, out)
             else:
                 os.rename(out, old)
                 os.rename(staging, out)
-                trees.remove_site(old, self.have)
+                diff.strays = trees.remove_site(old, self.have, out)
         else:
             out.parent.mkdir(parents=True, exist_ok=True)
             os.rename(staging, out)
@@ -546,6 +547,34 @@ class Publisher:
     def paths(self) -> list[str]:
         """Every file this build recorded so far."""
         return list(self._paths.names())
+
+
+def strays_said(diff: Diff, shown: str) -> list[str]:
+    """What to tell the user about files someone put in the site while it was being built (trees.remove_site),
+    one line each for those left in place and those kept beside it; none when there were none."""
+    strays = diff.strays
+    if strays is None:
+        return []
+
+    def some(names: list[str]) -> str:
+        return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+    said, files = [], functools.partial(formatting.count, noun="file")
+    if strays.kept:
+        it, they = ("it", "it is") if len(strays.kept) == 1 else ("them", "they are")
+        said.append(
+            f"{files(len(strays.kept))} appeared in {shown} while it was being built ({some(strays.kept)}); "
+            f"costpress did not write {it} and left {it} there, but the next build will refuse the folder until "
+            f"{they} moved out (a file of your own to publish goes in the content folder's static/)"
+        )
+    if strays.stranded:
+        it, they = ("it", "it is") if len(strays.stranded) == 1 else ("them", "they are")
+        said.append(
+            f"{files(len(strays.stranded))} that appeared in {shown} while it was being built could not be "
+            f"left there: the new site has a file or folder at the same place ({some(strays.stranded)}); {they} "
+            f"kept in {strays.folder}: move {it} out before the next build"
+        )
+    return said
 
 
 def publish(files: Files, out: Path, shown: str | None = None, mode: str = "auto") -> Diff:

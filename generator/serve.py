@@ -20,7 +20,7 @@ from generator import formatting as fmt
 from generator import guard, write
 from generator.build import render_site
 from generator.errors import CostpressError
-from generator.publish import publish
+from generator.publish import publish, strays_said
 
 RELOAD_JS = b"""<script>
 (function () {
@@ -82,6 +82,8 @@ def rebuild(
         state.error = None
         state.version += 1
     log(f"rebuilt: {fmt.count(len(diff.changed) + len(diff.added), 'file', False)} written, {diff.unchanged} unchanged")
+    for line in strays_said(diff, str(out)):
+        log(f"warning: {line}")
 
 
 def _failed(state: State, message: str, log: Callable[[str], None]) -> None:

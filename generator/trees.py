@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from generator import guard, write
@@ -248,15 +249,75 @@ def remove_empty(top: str, folders: set[str]) -> None:
                 os.close(up)
 
 
-def remove_site(folder: Path, files: dict[str, str]) -> None:
+def remove_site(folder: Path, files: dict[str, str], into: Path | None = None) -> Strays | None:
     """Delete a replaced site: the files it was known to hold, folder by folder, then what is left.
 
     The earlier site's files are known from the scan at the start of the
     build, so most of the work is unlinking names inside an open folder (in
     two threads) and removing the emptied folder, rather than walking the
     tree; guard.remove_tree then walks what remains (the marker last).
+
+    A file that is not among `files` was put there while the build ran
+    (the folder held none when the build checked it), so it is not ours to
+    delete: each is moved to the same place in `into` (the new site), where
+    its owner left it, unless the new site has something there. The files
+    that cannot go back stay where they are, and the folder loses its marker,
+    so no later build takes it for one it may delete. Returns them, or None when there were none.
     """
     top = os.fspath(folder)
     groups = by_folder(rel for rel in files if rel != guard.MARKER)
     in_threads(lambda sub, names: unlink_folder(top, sub, names), groups.items())
-    guard.remove_tree(folder)
+    found = _strays(top)
+    if not found:
+        guard.remove_tree(folder)
+        return None
+    kept, stranded = [], []
+    for rel in found:
+        (kept if into is not None and _put_back(top, os.fspath(into), rel) else stranded).append(rel)
+    if stranded:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(top, guard.MARKER))
+    else:
+        guard.remove_tree(folder)
+    return Strays(folder, kept, stranded)
+
+
+@dataclass
+class Strays:
+    """Files found in a replaced site that no build wrote: `kept` were moved into the new site, at the same
+    place; `stranded` are still in `folder` (the new site had something at their place)."""
+
+    folder: Path
+    kept: list[str]
+    stranded: list[str]
+
+
+def _strays(top: str) -> list[str]:
+    """Every file, link or special file under `top` but its marker, relative and sorted (empty folders aside)."""
+    found = []
+    for root, dirs, files in os.walk(top):
+        rel = os.path.relpath(root, top)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        links = [name for name in dirs if os.path.islink(os.path.join(root, name))]
+        found.extend(prefix + name for name in (*files, *links) if prefix or name != guard.MARKER)
+    return sorted(found)
+
+
+def _put_back(top: str, into: str, rel: str) -> bool:
+    """Move `rel` from `top` to the same place in `into` without replacing anything there; False if it cannot."""
+    src, dst = os.path.join(top, rel), os.path.join(into, rel)
+    try:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        try:
+            os.link(src, dst, follow_symlinks=False)  # fails rather than replace a file already there
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links
+            if os.path.lexists(dst):
+                return False
+            os.rename(src, dst)
+            return True
+    except OSError:
+        return False
+    os.unlink(src)
+    return True

@@ -14,8 +14,12 @@ import re
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.errors import BuildError
+
+if TYPE_CHECKING:
+    from generator.trees import Strays
 
 # A relative POSIX path: no leading '/', no backslash, no control characters.
 SAFE_REL = re.compile(r"^[^/\\\x00-\x1f][^\\\x00-\x1f]*\Z")  # \Z: "$" would let a final line break through
@@ -227,6 +231,8 @@ class Diff:
     added: list[str]
     removed: list[str]
     unchanged: int
+    # files someone put in the published folder while the build ran (trees.Strays), after a swap
+    strays: Strays | None = None
 
     @property
     def clean(self) -> bool:

@@ -174,6 +174,98 @@ def test_a_built_site_with_a_file_added_later_is_refused_until_it_is_moved(tmp_p
     assert cli_build(content, out, "--force").exit_code == 0
 
 
+@pytest.mark.parametrize("swap", [True, False], ids=["swapped", "moved-in"])
+def test_a_file_saved_into_the_site_while_it_builds_is_left_where_it_was_put(tmp_path, monkeypatch, swap):
+    """A build checks the folder when it starts; a file someone saves there afterwards is not one it wrote.
+    A swap deletes the replaced tree, which holds that file: the file is moved to the same place in the new
+    site instead, and the build says so. Files moved in one by one never touch it. Either way the next
+    build refuses the folder, as it refuses any file costpress did not write."""
+    from generator import publish
+
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0
+    page = next(p for p in sorted(out.iterdir()) if (p / "index.md").is_file())
+    finish = publish.Publisher.finish
+
+    def meanwhile(self):
+        (out / "CNAME").write_text("costs.example\n")
+        (page / "notes.txt").write_text("mine")
+        return finish(self)
+
+    monkeypatch.setattr(publish.Publisher, "finish", meanwhile)
+    article = next((content / "articles").glob("*.md"))
+    article.write_text(article.read_text() + "\nOne more sentence.\n")
+    result = cli_build(content, out, *(["--swap"] if swap else []))
+    assert result.exit_code == 0, result.output
+    assert (out / "CNAME").read_text() == "costs.example\n"
+    assert (page / "notes.txt").read_text() == "mine"
+    warned = [line for line in result.output.splitlines() if line.startswith("warning: ")]
+    if swap:
+        assert warned == [
+            f"warning: 2 files appeared in {out} while it was being built ({page.name}/notes.txt, CNAME); "
+            "costpress did not write them and left them there, but the next build will refuse the folder "
+            "until they are moved out (a file of your own to publish goes in the content folder's static/)"
+        ]
+    else:
+        assert warned == []
+    assert not (tmp_path / ".site.staging").exists() and not (tmp_path / ".site.old").exists()
+    monkeypatch.setattr(publish.Publisher, "finish", finish)
+    refused(cli_build(content, out), f"costpress did not write {page.name}/notes.txt, CNAME (2 files in all)")
+    (out / "CNAME").unlink()
+    (page / "notes.txt").unlink()
+    assert cli_build(content, out).exit_code == 0
+
+
+def test_a_file_saved_while_a_swap_runs_where_the_new_site_has_one_stays_beside_it(tmp_path):
+    """When the new site has a file (or a file where a folder would go) at the place of a file saved during
+    the build, the saved file cannot go back: it stays in the replaced tree beside the site, which loses
+    its marker, so the next build refuses to delete it and names it."""
+    from generator import publish, write
+
+    out = tmp_path / "site"
+
+    def files(pages):
+        made = write.Files()
+        for rel in pages:
+            made.add(rel, b"built")
+        made.add(guard.MARKER, guard.manifest(made.paths()))
+        return made
+
+    publish.publish(files(["a/index.html"]), out)
+    publisher = publish.Publisher(out, mode="swap")
+    for rel, data in files(["a/index.html", "b/index.html", "c"]).items():
+        publisher.add(rel, data)
+    (out / "b").mkdir()
+    (out / "b" / "index.html").write_text("mine")
+    (out / "c").mkdir()
+    (out / "c" / "notes.txt").write_text("mine too")
+    (out / "d.txt").write_text("and this one goes back")
+    diff = publisher.finish()
+    assert (out / "b" / "index.html").read_text() == "built"
+    assert (out / "d.txt").read_text() == "and this one goes back"
+    assert diff.strays.kept == ["d.txt"]
+    assert diff.strays.stranded == ["b/index.html", "c/notes.txt"]
+    kept = diff.strays.folder
+    assert kept.parent == tmp_path and kept.name.startswith(".site.")
+    assert (kept / "b" / "index.html").read_text() == "mine"
+    assert (kept / "c" / "notes.txt").read_text() == "mine too"
+    assert not (kept / guard.MARKER).exists()
+    assert publish.strays_said(diff, "site") == [
+        "1 file appeared in site while it was being built (d.txt); costpress did not write it and left it there, "
+        "but the next build will refuse the folder until it is moved out (a file of your own to publish goes in "
+        "the content folder's static/)",
+        "2 files that appeared in site while it was being built could not be left there: the new site has a file "
+        f"or folder at the same place (b/index.html, c/notes.txt); they are kept in {kept}: move them out before "
+        "the next build",
+    ]
+    from generator.errors import BuildError
+
+    with pytest.raises(BuildError, match=f"{kept} is in the way, and costpress did not make it"):
+        publish.Publisher(out)
+    assert (kept / "b" / "index.html").read_text() == "mine"
+
+
 def test_an_empty_folder_is_accepted_and_gets_the_marker(tmp_path):
     out = tmp_path / "empty"
     out.mkdir()
@@ -441,8 +533,9 @@ def test_removing_a_replaced_site_never_follows_a_folder_that_became_a_link(tmp_
     (old / "b").symlink_to(victim)  # a link in the middle of a nested path
     (victim / "c").mkdir()
     (victim / "c" / "index.html").write_text("not ours, reached through a link")
-    _remove_site(old, scanned)
-    assert not old.exists()
+    strays = _remove_site(old, scanned)
+    assert strays.stranded == ["a", "b"]  # links someone made: not followed, and not deleted either
+    assert sorted(os.listdir(old)) == ["a", "b"] and (old / "a").is_symlink() and (old / "b").is_symlink()
     assert (victim / "index.html").read_text() == "not ours"
     assert (victim / "deep" / "index.html").read_text() == "not ours either"
     assert (victim / "c" / "index.html").read_text() == "not ours, reached through a link"

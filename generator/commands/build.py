@@ -250,7 +250,7 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
     """After a build that rendered: compare (--check), or swap the new site in and save the caches."""
     import time
 
-    from generator import guard, pagecache, state
+    from generator import guard, pagecache, publish, state
     from generator.write import compare
 
     for line in result.warnings:
@@ -277,7 +277,8 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
                 result.parsed.save()
             if result.rows is not None:
                 result.rows.save()
-            if digest is not None:
+            strays = publish.strays_said(diff, str(out))
+            if digest is not None and not strays:  # else the next build reads the folder, and finds them
                 page_cache = result.cache.digest if result.cache is not None else None
                 state.record(
                     dest,
@@ -294,6 +295,8 @@ def _publish(result, sink, check: bool, out: Path, dest: Path, content: Path, di
     if caught:
         click.echo(f"interrupted after publishing; {out} is the new site, complete.", err=True)
         raise click.exceptions.Exit(130)
+    for line in strays:
+        click.echo(f"warning: {line}", err=True)
     _KEPT[:] = [result, sink]  # see _KEPT
     from generator.formatting import count
 
