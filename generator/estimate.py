@@ -9,8 +9,9 @@ import pandas as pd
 from generator import engine
 from generator import formatting as fmt
 from generator.errors import CostpressError
+from generator.memory_report import checked_training
 from generator.records import Catalog
-from generator.scenarios import setup_row
+from generator.scenarios import setup_row, training_job
 
 
 def estimate(
@@ -25,13 +26,16 @@ def estimate(
     attention: int | None = None,
     providers: list[str] | None = None,
     gpus: list[str] | None = None,
+    overrides: dict | None = None,
 ) -> pd.DataFrame:
     """Cost of one scenario on the named offers, or on every fitting offer (of the named providers and GPUs,
-    when some are named), cheapest first."""
+    when some are named), cheapest first. `overrides`: training settings that replace the method's for the
+    memory model (sequence_length, micro_batch, checkpointing, lora_rank, lora_targets; None: the method's)."""
     _known("--model", "model", [model], cat.models)
     _known("--method", "method", [method], cat.methods)
     _known("--provider", "provider", providers, cat.snapshots)
     _known("--gpu", "GPU", gpus, cat.gpus)
+    training = checked_training(cat, model, method, overrides or {})
     if setups and (providers or gpus):
         option = "--provider" if providers else "--gpu"
         raise CostpressError(f"{option}: not with --setup, which names the setups to price itself")
@@ -52,7 +56,7 @@ def estimate(
         ]
     rows, short = [], []
     for offer in offers:
-        row = setup_row(cat, cat.models[model], cat.methods[method], offer, attention)
+        row = setup_row(cat, cat.models[model], cat.methods[method], offer, attention, training=training)
         if row["per_gpu_gb"] is None:  # with no memory figure or model, a named setup is taken at its word
             row["fits"] = True
         if row["fits"] or setups:
@@ -60,10 +64,15 @@ def estimate(
         else:
             short.append(row)
     if not rows:
-        raise CostpressError(_none_fits(cat, model, method, short, _narrowed(cat, providers, gpus)))
+        raise CostpressError(_none_fits(cat, model, method, short, _narrowed(cat, providers, gpus), training))
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
     grid["runs"] = runs
     grid["attention_sequence_length"] = attention or 0
+    job = training_job(cat.models[model], cat.methods[method], 1, **dict(training))
+    grid["sequence_length"] = job.sequence_length if job else None  # what the memory figures assume
+    grid["micro_batch"] = job.micro_batch if job else None
+    grid["checkpointing"] = job.checkpointing if job else None
+    grid["job"] = [job] * len(grid)
     grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
     return engine.rank(grid, "cost_with_startup")
 
@@ -84,9 +93,13 @@ def _narrowed(cat: Catalog, providers: list[str] | None, gpus: list[str] | None)
     return out
 
 
-def _none_fits(cat: Catalog, model: str, method: str, rows: list[dict], narrowed: str = "") -> str:
+def _none_fits(
+    cat: Catalog, model: str, method: str, rows: list[dict], narrowed: str = "", training: tuple = ()
+) -> str:
     """Why no offer is listed: the one that comes nearest to holding the job, and what it would need."""
     what = f"{cat.models[model].name} with {cat.methods[method].name}"
+    if training:  # the settings that made it not fit
+        what += f" ({_settings(training_job(cat.models[model], cat.methods[method], 1, **dict(training)))})"
     if not rows:
         return (
             f"no offer{narrowed} in the newest price snapshots"
@@ -100,6 +113,13 @@ def _none_fits(cat: Catalog, model: str, method: str, rows: list[dict], narrowed
         f"{fmt.number(near['per_gpu_gb'], 1)} GB on each GPU of {fmt.number(near['gpu_memory_gb'])} GB "
         "(costpress memory shows the parts; --setup prices a setup that does not hold it)"
     )
+
+
+def _settings(job) -> str:
+    """'4,096-token sequences, micro-batch 1, activation checkpointing on' (and the LoRA rank, for LoRA)."""
+    said = f"{fmt.number(job.sequence_length)}-token sequences, micro-batch {job.micro_batch}, "
+    said += f"activation checkpointing {'on' if job.checkpointing else 'off'}"
+    return said + (f", LoRA rank {job.lora_rank} on {','.join(job.lora_targets)}" if job.trainable == "lora" else "")
 
 
 def unknown_setup(cat: Catalog, key: str) -> str:
@@ -144,6 +164,9 @@ def render(frame: pd.DataFrame, form: str) -> str:
             "runs",
             "total",
             "attention_sequence_length",
+            "sequence_length",
+            "micro_batch",
+            "checkpointing",
         ]
         records = [
             {
@@ -171,6 +194,9 @@ def render(frame: pd.DataFrame, form: str) -> str:
     convention = f"operations: {fmt.number(first['ops_per_param'])} per parameter per token" + (
         f", plus attention over {fmt.number(seq)}-token sequences" if seq else "; attention term not counted"
     )
+    job = first["job"]
+    if job is not None:
+        convention += f"\nmemory: {_settings(job)}"
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(header)]
     out = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
     out += [

@@ -37,14 +37,28 @@ def report(
                                  ("--gpu", gpu, cat.gpus)):  # fmt: skip
         if value not in table:
             raise CostpressError(f"{option}: unknown {option[2:]} {value!r}; known: {', '.join(sorted(table))}")
+    overrides = dict(sequence_length=sequence_length, micro_batch=micro_batch, checkpointing=checkpointing,
+                     lora_rank=lora_rank, lora_targets=lora_targets)  # fmt: skip
+    training = checked_training(cat, model, method, overrides, always=True)
+    job = training_job(cat.models[model], cat.methods[method], count, **dict(training))
+    return job, memory.breakdown(job, cat.gpus[gpu].memory_gb)
+
+
+def checked_training(cat: Catalog, model: str, method: str, overrides: dict, always: bool = False) -> tuple:
+    """The options that replace the method's training settings (None: not given) as scenarios.memory_need takes
+    them, or a one-line error when the memory model cannot take them: a model with no architecture, a method
+    with no training block (checked only when some are given, unless `always`), LoRA options for a method that
+    trains every parameter, an unknown LoRA target."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if not given and not always:
+        return ()
     m, meth = cat.models[model], cat.methods[method]
     if m.architecture is None:
         raise CostpressError(f"--model: {model} has no architecture in models.yaml; add one with import-model")
     if not meth.training:
         raise CostpressError(f"--method: {method} has no training block in methods.yaml")
-    job = training_job(m, meth, count, sequence_length=sequence_length, micro_batch=micro_batch,
-                       checkpointing=checkpointing, lora_rank=lora_rank, lora_targets=lora_targets)  # fmt: skip
-    lora_option = "--lora-rank" if lora_rank is not None else "--lora-targets" if lora_targets is not None else None
+    job = training_job(m, meth, 1, **given)
+    lora_option = next((f"--{k.replace('_', '-')}" for k in ("lora_rank", "lora_targets") if k in given), None)
     if lora_option and job.trainable != "lora":  # it would be ignored without a word
         lora = [k for k, v in sorted(cat.methods.items()) if dict(v.training or ()).get("trainable") == "lora"]
         raise CostpressError(
@@ -52,9 +66,10 @@ def report(
             f"LoRA options apply to {', '.join(lora) or 'a method whose training says trainable: lora'}"
         )
     try:
-        return job, memory.breakdown(job, cat.gpus[gpu].memory_gb)
+        memory.breakdown(job, None)
     except ValueError as exc:  # an unknown LoRA target
         raise CostpressError(f"--lora-targets: {exc}") from None
+    return tuple(sorted(given.items()))
 
 
 def render(cat: Catalog, model: str, method: str, gpu: str, job: memory.Job, b: memory.Breakdown, form: str) -> str:

@@ -24,8 +24,12 @@ def training_job(model: Model, method: Method, count: int = 1, **overrides) -> m
 
 
 @functools.lru_cache(maxsize=4096)  # a family repeats each model × method × GPU × count across providers
-def memory_need(model: Model, method: Method, gpu_memory_gb: float, count: int) -> memory.Breakdown | None:
-    job = training_job(model, method, count)
+def memory_need(
+    model: Model, method: Method, gpu_memory_gb: float, count: int, training: tuple = ()
+) -> memory.Breakdown | None:
+    """The memory model's breakdown of the job on `count` GPUs of that memory; `training`, (name, value) pairs
+    that replace the method's training settings (training_job's overrides)."""
+    job = training_job(model, method, count, **dict(training))
     return None if job is None else memory.breakdown(job, gpu_memory_gb)
 
 
@@ -48,7 +52,13 @@ def counted_parameters(model: Model, method: Method, attention_sequence_length: 
 
 
 def setup_row(
-    cat: Catalog, model: Model, method: Method, offer: Offer, attention: int | None = None, memo: dict | None = None
+    cat: Catalog,
+    model: Model,
+    method: Method,
+    offer: Offer,
+    attention: int | None = None,
+    memo: dict | None = None,
+    training: tuple = (),
 ) -> dict:
     """One model × method × offer as a row for engine.flop_grid, with the names pages print.
 
@@ -57,12 +67,12 @@ def setup_row(
     describe, when the recorded training state fits the setup's memory.
     What depends only on the job and the GPUs (not the price) is worked out
     once per model, method, GPU and count when a `memo` dict is given (a
-    family repeats each across providers).
+    family repeats each across providers). `training`: see memory_need.
     """
-    key = (model.id, method.id, offer.gpu, offer.count, attention)
+    key = (model.id, method.id, offer.gpu, offer.count, attention, training)
     job = memo.get(key) if memo is not None else None
     if job is None:
-        job = _job_fields(cat, model, method, offer.gpu, offer.count, attention)
+        job = _job_fields(cat, model, method, offer.gpu, offer.count, attention, training)
         if memo is not None:
             memo[key] = job
     gpu, setup, peak, memory_gb, state, per_gpu, fits, parameters = job
@@ -94,14 +104,16 @@ def setup_row(
     }
 
 
-def _job_fields(cat: Catalog, model: Model, method: Method, gpu_id: str, count: int, attention: int | None) -> tuple:
+def _job_fields(
+    cat: Catalog, model: Model, method: Method, gpu_id: str, count: int, attention: int | None, training: tuple = ()
+) -> tuple:
     """setup_row's values that do not depend on the offer's price or provider."""
     gpu = cat.gpus[gpu_id]
-    mem = cat.memory.get((model.id, method.id))
-    need = memory_need(model, method, gpu.memory_gb, count)
+    mem = None if training else cat.memory.get((model.id, method.id))  # a recorded total is of the method's job
+    need = memory_need(model, method, gpu.memory_gb, count, training)
     if need is not None:
         fits, per_gpu = bool(need.fits), need.per_gpu_gb
-        state = mem.gb if mem else memory_need(model, method, gpu.memory_gb, 1).per_gpu_gb
+        state = mem.gb if mem else memory_need(model, method, gpu.memory_gb, 1, training).per_gpu_gb
     else:
         fits = bool(mem is not None and engine.fits(mem.gb, gpu.memory_gb, count))
         per_gpu = mem.gb / count if mem else None

@@ -118,6 +118,59 @@ def test_the_question_the_issue_asks():
     assert lora.exit_code == 0 and "does not fit" in lora.output  # memory does not pool across GPUs
 
 
+def _full_70b_on_eight_by_hand(tokens: int) -> float:
+    """GB per GPU of Llama 3.3 70B, full fine-tune (AdamW, fp32 master weights, checkpointing), FSDP over 8
+    GPUs, `tokens` tokens per GPU per step: the terms of test_full_fine_tune_sharded_over_eight_gpus_by_hand."""
+    total = 70_553_706_496
+    state = total * 2 / 8 + 2 * total * 2 / 80 + total * 2 / 8 + total * 12 / 8  # weights, gradients, optimizer
+    per_layer = 4 * 8192 + 2 * 8192 + 2 * 1024 + 4 * 28672
+    activations = 80 * 8192 * tokens * 2 + per_layer * tokens * 2
+    logits = tokens * 128256 * (2 + 8)
+    return (state + activations + logits) / GB + 1.0  # and the CUDA context
+
+
+def test_estimate_takes_the_memory_settings_memory_takes():
+    """Which offers hold a job depends on its sequences: at 8,192 tokens a 70B full fine-tune still fits
+    8 x B200 (169.6 GB of the 171 usable), two such sequences a step do not (193.6 GB)."""
+    assert _full_70b_on_eight_by_hand(8192) == pytest.approx(169.6, abs=0.05)
+    assert _full_70b_on_eight_by_hand(16384) == pytest.approx(193.6, abs=0.05)
+    base = ["estimate", "--content", str(CONTENT), "--model", "llama-3.3-70b", "--method", "full", "--tokens", "20M"]
+    one = run_cli(*base, "--setup", "nebius:b200x8", "--sequence-length", "8192", "--format", "json")
+    assert one.exit_code == 0, one.output
+    row = json.loads(one.output)[0]
+    assert row["per_gpu_gb"] == pytest.approx(_full_70b_on_eight_by_hand(8192))
+    assert row["fits"] is True and (row["sequence_length"], row["micro_batch"], row["checkpointing"]) == (8192, 1, True)
+    two = run_cli(
+        *base, "--setup", "nebius:b200x8", "--sequence-length", "8192", "--micro-batch", "2", "--format", "json"
+    )
+    row = json.loads(two.output)[0]
+    assert row["per_gpu_gb"] == pytest.approx(_full_70b_on_eight_by_hand(16384)) and row["fits"] is False
+    ranked = run_cli(*base, "--sequence-length", "8192", "--micro-batch", "2")
+    assert ranked.exit_code == 1 and ranked.output.count("\n") == 1
+    assert ranked.output.startswith(
+        "error: no offer we have prices for holds Llama 3.3 70B with full fine-tune, AdamW (8,192-token sequences, "
+        "micro-batch 2, activation checkpointing on): the nearest, nebius:b200x8 (8 × B200), would need 193.6 GB"
+    )
+    table = run_cli(*base, "--setup", "nebius:b200x8", "--sequence-length", "8192")
+    assert table.output.endswith("\nmemory: 8,192-token sequences, micro-batch 1, activation checkpointing on\n")
+    assert "  169.6  " in table.output
+    same = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.3-70b", "--method", "full", "--gpu", "b200",
+                   "--count", "8", "--sequence-length", "8192", "--format", "json")  # fmt: skip
+    assert json.loads(same.output)["per_gpu_gb"] == pytest.approx(_full_70b_on_eight_by_hand(8192), abs=1e-6)
+
+
+def test_estimate_refuses_memory_settings_the_job_cannot_take():
+    base = ["estimate", "--content", str(CONTENT), "--tokens", "20M"]
+    for args, words in (
+        (["--model", "llama-3.3-70b", "--method", "full", "--lora-rank", "8"], "--lora-rank: method full trains every"),
+        (["--model", "llama-3.3-70b", "--method", "lora", "--lora-targets", "q,zz"], "unknown LoRA target 'zz'"),
+        (["--model", "llama-3.3-70b", "--method", "lora", "--lora-targets", ","], "--lora-targets: expected some of"),
+    ):
+        result = run_cli(*base, *args)
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert result.output.startswith("error: ") and words in result.output, result.output
+
+
 def test_memory_command_errors_are_one_line():
     bad = run_cli("memory", "--content", str(CONTENT), "--model", "nope", "--method", "qlora", "--gpu", "h100")
     assert bad.exit_code == 1 and "--model: unknown model 'nope'" in bad.output

@@ -46,6 +46,21 @@ def _tokens(ctx, param, value):
     default=None,
     help="Count attention operations for sequences of this length (default: the per-parameter rule alone).",
 )
+@click.option(
+    "--sequence-length",
+    type=click.IntRange(1, 10_000_000),
+    default=None,
+    help="Tokens per sequence, for the memory each GPU needs [the method's, or 4096] (FLOPs: see above).",
+)
+@click.option(
+    "--micro-batch",
+    type=click.IntRange(1, 100_000),
+    default=None,
+    help="Sequences per GPU per step [the method's, or 1].",
+)
+@click.option("--checkpointing/--no-checkpointing", default=None, help="Activation checkpointing [the method's].")
+@click.option("--lora-rank", type=click.IntRange(1, 65_536), default=None, help="LoRA rank [the method's, or 16].")
+@click.option("--lora-targets", default=None, help="Projections LoRA adapts, e.g. q,k,v,o,gate,up,down.")
 @click.option("--format", "form", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def estimate(
     content: Path,
@@ -59,12 +74,29 @@ def estimate(
     startup_hours: float,
     runs: int,
     attention: int | None,
+    sequence_length: int | None,
+    micro_batch: int | None,
+    checkpointing: bool | None,
+    lora_rank: int | None,
+    lora_targets: str | None,
     form: str,
 ) -> None:
-    """Price one scenario the way the articles do, ranked by cost."""
+    """Price one scenario the way the articles do, ranked by cost.
+
+    Which offers hold the job comes from the memory model, with the method's training settings unless
+    --sequence-length, --micro-batch, --checkpointing, --lora-rank or --lora-targets change them (as for
+    costpress memory).
+    """
     from generator import estimate as est
     from generator.load import load_content
 
+    overrides = dict(
+        sequence_length=sequence_length,
+        micro_batch=micro_batch,
+        checkpointing=checkpointing,
+        lora_rank=lora_rank,
+        lora_targets=_targets(lora_targets),
+    )
     frame = est.estimate(
         load_content(content),
         model,
@@ -77,8 +109,19 @@ def estimate(
         attention,
         list(providers),
         list(gpus),
+        overrides,
     )
     click.echo(est.render(frame, form), nl=False)
+
+
+def _targets(lora_targets: str | None) -> tuple[str, ...] | None:
+    """--lora-targets as a tuple, each named once in the order given."""
+    if lora_targets is None:
+        return None
+    targets = tuple(dict.fromkeys(t.strip() for t in lora_targets.split(",") if t.strip()))
+    if not targets:
+        raise CostpressError(f"--lora-targets: expected some of q, k, v, o, gate, up, down, got {lora_targets!r}")
+    return targets
 
 
 @cli.command("memory")
@@ -111,13 +154,8 @@ def memory_command(
     from generator.load import load_content
 
     cat = load_content(content)
-    targets = None
-    if lora_targets is not None:  # each named once, in the order given
-        targets = tuple(dict.fromkeys(t.strip() for t in lora_targets.split(",") if t.strip()))
-        if not targets:
-            raise CostpressError(f"--lora-targets: expected some of q, k, v, o, gate, up, down, got {lora_targets!r}")
     job, result = memory_report.report(
-        cat, model, method, gpu, count, sequence_length, micro_batch, checkpointing, lora_rank, targets
+        cat, model, method, gpu, count, sequence_length, micro_batch, checkpointing, lora_rank, _targets(lora_targets)
     )
     click.echo(memory_report.render(cat, model, method, gpu, job, result, form), nl=False)
 
