@@ -502,10 +502,14 @@ class Publisher:
         self._seen.clear()  # the folders that receive files get new modification times
         # Those folders, the ones made or emptied, and the folders above them, are stat'ed again;
         # every other folder is as it was recorded when this build began
+        touched = set()
         for rel in (*diff.changed, *diff.added, *diff.removed):
             folder = rel
             while folder:
                 folder = folder.rpartition("/")[0]
+                if folder in touched:
+                    break
+                touched.add(folder)
                 self._recorded.pop(f"{folder}/" if folder else ".", None)
         moved = [*diff.changed, *diff.added]
         try:
@@ -521,7 +525,25 @@ class Publisher:
                 raise BuildError(f"cannot write the new site beside {self.out}: {exc}") from None
             raise
         trees.apply_journal(self.staging, self.out)
+        diff.strays = self._appeared(touched)
         self._verified()
+
+    def _appeared(self, folders: set[str]) -> trees.Strays | None:
+        """Files someone put, while this build ran, in the folders it moved files into or out of: names the
+        build does not record. Left where they are; the build says so, and records no state, so the next
+        one reads the folder and refuses it (folder_stats would take the folders as they are now, these files
+        included). Each folder's names are counted, and compared only where the count is not the site's."""
+        expected = self._paths.entries(folders)
+        found = []
+        for folder in sorted(folders):
+            try:
+                names = os.listdir(f"{self._top}/{folder}" if folder else self._top)
+            except OSError:  # emptied and removed
+                continue
+            if len(names) != expected[folder]:
+                known = self._paths.names_in(folder)
+                found += [f"{folder}/{name}" if folder else name for name in sorted(set(names) - known)]
+        return trees.Strays(self.out, sorted(found), []) if found else None
 
     def _link_folder(self, folder: str, names: list[str]) -> None:
         """Hard-link unchanged files of one folder from the published tree into staging (same bytes, same mtime)."""

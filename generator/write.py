@@ -190,6 +190,26 @@ class Files:
                 counts[f"{folder}/" if folder else "."] += files  # as _folder_of names it, once per folder
         return counts
 
+    def entries(self, folders: Iterable[str]) -> dict[str, int]:
+        """How many names each of `folders` ('' for the top, 'a/b') holds in the site: its files and the
+        folders directly in it."""
+        subfolders = dict.fromkeys(folders, 0)
+        for folder in self._folders:
+            parent = folder.rpartition("/")[0]
+            if parent in subfolders:
+                subfolders[parent] += 1
+        return {folder: self._counts.get(folder, 0) + n for folder, n in subfolders.items()}
+
+    def names_in(self, folder: str) -> set[str]:
+        """The names in `folder` ('' for the top, 'a/b') of the files and folders directly in it."""
+        self._unhold()
+        found = set()
+        for path in itertools.chain(self._files, self._folders):
+            parent, _, name = path.rpartition("/")
+            if parent == folder:
+                found.add(name)
+        return found
+
     def held_folders(self) -> dict[str, int]:
         """The folders of the pages still held by name (hold_pages), each with its file count."""
         counts = self._counts
