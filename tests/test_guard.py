@@ -301,6 +301,53 @@ def test_a_leftover_folder_costpress_did_not_make_is_refused(tmp_path):
     assert (stranger / "draft.md").read_text() == "mine"
 
 
+def test_a_file_named_like_the_marker_does_not_make_a_folder_ours(tmp_path):
+    """Only the marker's own header makes a `.costpress` a marker. A file of that name with other words in it,
+    even one that lists the folder's files, is a file of someone else's: the output folder holding it is
+    refused, and a leftover folder beside the site holding it is not deleted."""
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / guard.MARKER).write_text("notes.txt\n")  # the file list alone, without the header
+    before = snapshot(out)
+    refused(cli_build(content, out), "no .costpress marker")
+    assert snapshot(out) == before
+    other = tmp_path / "other"
+    stranger = tmp_path / ".other.staging"
+    stranger.mkdir()
+    (stranger / guard.MARKER).write_text("# my own notes about this folder\n")
+    (stranger / "draft.md").write_text("mine")
+    refused(cli_build(content, other), ".other.staging is in the way")
+    assert (stranger / "draft.md").read_text() == "mine"
+
+
+def test_a_tree_is_removed_marker_last_so_a_removal_cut_short_leaves_it_recognisable(tmp_path, monkeypatch):
+    """remove_tree deletes every other file first: stopped halfway (a kill, a full disk), the folder still
+    holds the marker, so the next build knows it made the rest and may delete it."""
+    tree = tmp_path / ".site.staging"
+    for rel in ("a/index.html", "b/index.html", "c/index.html", "top.txt"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("built")
+    (tree / guard.MARKER).write_bytes(guard.manifest(["a/index.html", "b/index.html", "c/index.html", "top.txt"]))
+    unlink, calls = os.unlink, []
+
+    def cut_short(path, *args, **kwargs):
+        calls.append(os.fspath(path))
+        if len(calls) == 5:  # the four other files are gone
+            raise OSError(5, "Input/output error")
+        return unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", cut_short)
+    with pytest.raises(OSError):
+        guard.remove_tree(tree)
+    monkeypatch.setattr(os, "unlink", unlink)
+    assert [p.endswith(guard.MARKER) for p in calls] == [False, False, False, False, True]  # asked for once, last
+    assert (tree / guard.MARKER).is_file() and guard.is_ours(tree)
+    guard.remove_tree(tree)
+    assert not tree.exists()
+
+
 def test_a_stale_staging_folder_from_a_killed_build_is_cleared(tmp_path):
     content = make_content(tmp_path)
     out = tmp_path / "site"
