@@ -368,7 +368,15 @@ def test_a_second_build_waits_or_says_who_holds_the_folder(tmp_path):
     try:
         fcntl.flock(holder, fcntl.LOCK_EX)
         os.write(holder, b"4242\n")
-        refused(cli_build(content, out, "--no-wait"), "another build of", "is running (pid 4242)")
+        stopped = []  # in a thread: a --no-wait that waited would otherwise hang the suite, not fail it
+        impatient = threading.Thread(target=lambda: stopped.append(cli_build(content, out, "--no-wait")))
+        impatient.start()
+        impatient.join(30)
+        if impatient.is_alive():
+            fcntl.flock(holder, fcntl.LOCK_UN)
+            impatient.join(60)
+            pytest.fail("--no-wait waited for the lock")
+        refused(stopped[0], "another build of", "is running (pid 4242)")
         assert not out.exists()
         done = []
         waiter = threading.Thread(target=lambda: done.append(cli_build(content, out)))
