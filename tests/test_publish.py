@@ -288,6 +288,10 @@ def test_pages_kept_together_must_all_be_published(tmp_path):
         pub.keep_pages([("p", ["index.html"]), ("q", ["index.html", "index.md"])])
     pub.abort()
     pub = publish.Publisher(out)
+    with pytest.raises(BuildError, match="a kept file is missing from the output folder: q/index.md"):
+        pub.keep("q/index.md")  # one file kept alone, as a listing's are
+    pub.abort()
+    pub = publish.Publisher(out)
     with pytest.raises(BuildError, match="refusing to write outside the output folder"):
         pub.keep_pages([("p", ["../q/index.html"])])
     pub.keep_pages([("p", ["index.html", "index.md"]), ("q", ["index.html"])])
