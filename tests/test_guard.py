@@ -322,6 +322,24 @@ def test_a_file_named_like_the_marker_does_not_make_a_folder_ours(tmp_path):
     assert (stranger / "draft.md").read_text() == "mine"
 
 
+def test_publishing_into_a_file_is_refused_and_the_file_kept(tmp_path):
+    """The command line refuses a file as --out (click's check); the publisher checks again, since the file
+    may have taken the folder's place since, and every caller goes through it: with the check gone, a swap
+    exchanged the file for the new site, which took its name, and stopped with a traceback."""
+    from generator import publish, write
+    from generator.errors import BuildError
+
+    out = tmp_path / "notes.txt"
+    out.write_text("precious")
+    files = write.Files()
+    files.add("index.html", b"<p>")
+    files.add(guard.MARKER, guard.manifest(files.paths()))
+    with pytest.raises(BuildError, match="it exists and is not a folder"):
+        publish.publish(files, out)
+    assert out.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "notes.txt"]
+
+
 def test_a_tree_is_removed_marker_last_so_a_removal_cut_short_leaves_it_recognisable(tmp_path, monkeypatch):
     """remove_tree deletes every other file first: stopped halfway (a kill, a full disk), the folder still
     holds the marker, so the next build knows it made the rest and may delete it."""
