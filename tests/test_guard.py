@@ -240,10 +240,14 @@ def test_a_file_saved_while_a_swap_runs_where_the_new_site_has_one_stays_beside_
     (out / "c").mkdir()
     (out / "c" / "notes.txt").write_text("mine too")
     (out / "d.txt").write_text("and this one goes back")
+    (tmp_path / "elsewhere.txt").write_text("a link's target")
+    (out / "e.txt").symlink_to(tmp_path / "elsewhere.txt")  # goes back as the link it is
     diff = publisher.finish()
     assert (out / "b" / "index.html").read_text() == "built"
     assert (out / "d.txt").read_text() == "and this one goes back"
-    assert diff.strays.kept == ["d.txt"]
+    assert (out / "e.txt").is_symlink() and os.readlink(out / "e.txt") == str(tmp_path / "elsewhere.txt")
+    assert (tmp_path / "elsewhere.txt").read_text() == "a link's target"
+    assert diff.strays.kept == ["d.txt", "e.txt"]
     assert diff.strays.stranded == ["b/index.html", "c/notes.txt"]
     kept = diff.strays.folder
     assert kept.parent == tmp_path and kept.name.startswith(".site.")
@@ -251,9 +255,9 @@ def test_a_file_saved_while_a_swap_runs_where_the_new_site_has_one_stays_beside_
     assert (kept / "c" / "notes.txt").read_text() == "mine too"
     assert not (kept / guard.MARKER).exists()
     assert publish.strays_said(diff, "site") == [
-        "1 file appeared in site while it was being built (d.txt); costpress did not write it and left it there, "
-        "but the next build will refuse the folder until it is moved out (a file of your own to publish goes in "
-        "the content folder's static/)",
+        "2 files appeared in site while it was being built (d.txt, e.txt); costpress did not write them and left "
+        "them there, but the next build will refuse the folder until they are moved out (a file of your own to "
+        "publish goes in the content folder's static/)",
         "2 files that appeared in site while it was being built could not be left there: the new site has a file "
         f"or folder at the same place (b/index.html, c/notes.txt); they are kept in {kept}: move them out before "
         "the next build",
