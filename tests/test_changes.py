@@ -517,6 +517,22 @@ def test_a_page_that_names_a_gone_page_among_its_aliases_moved_from_it_whatever_
         ("a-new", "cost", 1.0, 1.5), ("a-new", "of", "3", "2")]  # fmt: skip
 
 
+def test_two_new_pages_naming_one_gone_page_as_an_alias_the_first_by_slug_moved_from_it():
+    """Two new pages may both name one gone page among their aliases (two articles split from one); the
+    first by slug moved from it and the other is new, so the report does not depend on the order the file
+    lists them in."""
+    from generator import changes as ch
+
+    def page(title, value):
+        return {"title": title, "figures": [{"id": "cost", "unit": "USD", "value": value}], "claims": []}
+
+    old = {"both": page("Both", 1.0)}
+    for order in (("a-part", "b-part"), ("b-part", "a-part")):
+        new = {slug: {**page(slug, 2.0), "aliases": ["both"]} for slug in order}
+        found = ch.compare(old, new)
+        assert [(a.slug, a.status, a.moved_to) for a in found] == [("b-part", "new", ""), ("both", "moved", "a-part")]
+
+
 def test_written_articles_come_before_the_page_families_pages(tmp_path):
     """figures.json's own articles are the written ones; the parts hold the families. A cut report keeps the
     written articles, so they lead; within each group the order is by slug."""
