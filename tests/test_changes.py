@@ -112,6 +112,10 @@ def test_prices_checked_anew_at_the_same_figures_are_named_in_the_summary(repo):
     # (the price-history chart of one of them gains the new snapshot's prices: figures added)
     assert report["pages"] == 3 and report["summary"].startswith("3 pages, ")
     assert report["summary"].endswith(" changed; prices checked anew on 3 pages."), report["summary"]
+    # the one claim that moved: the new snapshot gives one article a price history to chart; every date in
+    # a sentence ("prices checked 2026-11-20") is a price date, told as such, not a claim changed
+    claims = [(r["page"], r["id"], r["old"], r["new"]) for r in report["changes"] if r["kind"] == "claim"]
+    assert claims == [("fine-tune-70b-cost-by-setup", "has_price_history", "no", "yes")]
 
 
 def test_the_report_opens_with_the_fresh_builds_warnings(repo):
@@ -531,6 +535,42 @@ def test_two_new_pages_naming_one_gone_page_as_an_alias_the_first_by_slug_moved_
         new = {slug: {**page(slug, 2.0), "aliases": ["both"]} for slug in order}
         found = ch.compare(old, new)
         assert [(a.slug, a.status, a.moved_to) for a in found] == [("b-part", "new", ""), ("both", "moved", "a-part")]
+
+
+def test_a_pages_values_become_claims_by_hand():
+    """What claims.claims_of makes of a page's values, written out: text as it is but for its dates, yes/no,
+    counts, none; a list's length and, inside a list, numbers to eight digits (a neighbour's cost: a price
+    moved by a cent is a claim changed); the page's own title and date, the values its templates do not
+    print (a leading '_') and the identifiers inside a value (its slug and key) left out."""
+    from generator.claims import claims_of
+
+    values = {
+        "article": {"title": "A title", "date": "2026-11-05"},
+        "_rows": [1.0, 2.0],
+        "listing_slug": "every-setup",
+        "cheapest": {"label": "Nodus, 1 × B200", "key": "lora@nodus:b200x1", "slug": "lora-on-nodus-b200x1"},
+        "offer": {"date_phrase": "prices checked 2026-11-05 from the provider's page"},
+        "is_cheapest": False,
+        "sharded": True,
+        "of": 48,
+        "state_gb": None,
+        "neighbours": [{"label": "RunPod, 2 × H100 SXM", "cost": 12.500953456}, {"label": "Lambda", "cost": 13.3}],
+        "peak": 989.0,  # a figure: recorded as a figure, not a claim
+    }
+    assert claims_of(values) == [
+        ("cheapest.label", "Nodus, 1 × B200"),
+        ("is_cheapest", "no"),
+        ("listing_slug", "every-setup"),
+        ("neighbours.count", "2"),
+        ("neighbours[0].cost", "12.500953"),
+        ("neighbours[0].label", "RunPod, 2 × H100 SXM"),
+        ("neighbours[1].cost", "13.3"),
+        ("neighbours[1].label", "Lambda"),
+        ("of", "48"),
+        ("offer.date_phrase", "prices checked <date> from the provider's page"),
+        ("sharded", "yes"),
+        ("state_gb", "none"),
+    ]
 
 
 def test_written_articles_come_before_the_page_families_pages(tmp_path):
