@@ -573,6 +573,48 @@ def test_a_pages_values_become_claims_by_hand():
     ]
 
 
+def test_each_unit_is_shown_as_the_report_words_it():
+    """A figure's old and new values in the report: dollars as pages print them (cents, or two significant
+    figures below ten cents) with the rest of the unit after, hours to two decimals (a price change moves a
+    run's hours by less than a tenth), shares and ratios as the pages write them, plain numbers and other
+    units to four decimals at most."""
+    from generator.changes import show
+
+    assert [show(v, u) for v, u in ((27.4249, "USD"), (0.0172, "USD"), (3.5, "USD per million tokens"))] == [
+        "$27.42", "$0.017", "$3.50 per million tokens"]  # fmt: skip
+    assert show(1.2345, "hours") == "1.23 hours" and show(36.6, "hours") == "36.60 hours"
+    assert (show(0.3, "share"), show(7.2123, "ratio")) == ("30.0%", "7.212×")
+    assert (show(6.0, "number"), show(30.054769984, "GB"), show(None, "USD")) == ("6", "30.0548 GB", "none")
+
+
+def test_the_summary_names_the_commonest_change_of_a_pages_leader():
+    """The summary's last clause: of the pages whose leader changed (a claim naming the cheapest, best or
+    recommended setup, by its label or as "cheapest per token"), the change most of them share."""
+    from generator.changes import ArticleChanges, Claim, summary
+
+    arts = [
+        ArticleChanges("p1", "P1", claims=[Claim("cheapest.label", "LoRA, 1 × B200", "QLoRA, 1 × H100 SXM")]),
+        ArticleChanges("p2", "P2", claims=[Claim("best.cheapest_per_token", "LoRA, 1 × B200", "QLoRA, 1 × H100 SXM")]),
+        ArticleChanges("p3", "P3", claims=[Claim("cheapest.label", "Nodus, 1 × B200", "RunPod, 1 × H200")]),
+        ArticleChanges("p4", "P4", claims=[Claim("neighbours[0].label", "A", "B"), Claim("cheapest.label", None, "C")]),
+    ]
+    assert summary(arts) == (
+        "4 pages, 0 figures, 5 claims changed; cheapest on 2 pages: LoRA, 1 × B200 → QLoRA, 1 × H100 SXM."
+    )
+
+
+def test_pages_share_a_section_only_when_their_claims_changed_alike_too():
+    from generator.changes import ArticleChanges, Change, Claim, render_markdown
+
+    def page(slug, claim_new):
+        return ArticleChanges(slug, slug.upper(), changed=[Change("cost", "USD", 1.0, 1.1)],
+                              claims=[Claim("rank", "3", claim_new)])  # fmt: skip
+
+    two = render_markdown([page("a", "2"), page("b", "2"), page("c", "1")])
+    assert "### The same changes on 2 pages\n\nPages: `a`, `b`.\n" in two
+    assert "### C (`c`)\n" in two and two.count("### ") == 2
+
+
 def test_written_articles_come_before_the_page_families_pages(tmp_path):
     """figures.json's own articles are the written ones; the parts hold the families. A cut report keeps the
     written articles, so they lead; within each group the order is by slug."""
