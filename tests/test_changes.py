@@ -336,6 +336,28 @@ def test_a_cut_report_keeps_room_for_what_changed_before_naming_every_page_of_a_
                         "(`--max-chars`); without it every page is named._\n")  # fmt: skip
 
 
+def test_a_cut_report_names_ten_pages_of_each_list_before_any_section():
+    """`--max-chars`' promise: each list names its first ten pages before the sections take the room left
+    (then more pages, while there is room): at no length does a section come in with fewer named."""
+    from generator import changes as ch
+
+    def page(title, value):
+        return {"title": title, "figures": [{"id": "cost", "unit": "USD", "value": value}], "claims": []}
+
+    old = {f"ren-old-{n:02}": page(f"R{n}", 9.0) for n in range(30)} | {"p": page("P", 1.0)}
+    new = {f"ren-new-{n:02}": page(f"R{n}", 9.0) for n in range(30)} | {"p": page("P", 2.0)}
+    found = ch.compare(old, new)
+    whole = ch.render_markdown(found)
+    seen = set()
+    for limit in range(1000, len(whole), 5):  # (a page's line in the list is about sixty characters)
+        cut = ch.render_markdown(found, limit)
+        named = len(re.findall(r"^- R\d+ \(`ren-old-\d+`\)", cut, re.M))
+        if "### P (`p`)" in cut:
+            assert named >= 10, (limit, named)
+            seen.add(named)
+    assert min(seen) == 10 and max(seen) > 20  # the section came in with ten named, and stayed as more were
+
+
 def test_pages_with_the_very_same_changes_share_one_markdown_section():
     """A dropped offer moves "of 65" to "of 64" on a thousand pages: Markdown shows those changes once, with
     the pages' slugs (all of them; a cut report names the first ten and counts the rest)."""
