@@ -52,6 +52,34 @@ def test_serve_rebuilds_and_reloads_on_an_edit(tmp_path):
         server.shutdown()
 
 
+def test_a_file_saved_into_the_served_folder_during_a_rebuild_is_kept_and_named(tmp_path, monkeypatch):
+    """`serve --out site` rebuilds into a folder someone may be saving into: a file that appears there while a
+    rebuild runs stays, and the log names it, as a build's warning does."""
+    from generator import publish, serve
+
+    content = make_content(tmp_path)
+    out = tmp_path / "site"
+    log: list[str] = []
+    serve.rebuild(content, out, TEMPLATES, serve.State(), log.append)
+    assert log[-1].startswith("rebuilt: ")
+    finish = publish.Publisher.finish
+
+    def meanwhile(self):
+        (out / "CNAME").write_text("costs.example\n")
+        return finish(self)
+
+    monkeypatch.setattr(publish.Publisher, "finish", meanwhile)
+    snapshot = content / "prices" / "spark-rental" / "2026-10-28.yaml"
+    snapshot.write_text(snapshot.read_text().replace("usd_per_hour: 0.75", "usd_per_hour: 0.80"))
+    serve.rebuild(content, out, TEMPLATES, serve.State(), log.append)
+    assert (out / "CNAME").read_text() == "costs.example\n"
+    assert log[-1] == (
+        f"warning: 1 file appeared in {out} while it was being built (CNAME); costpress did not write it and left "
+        "it there, but the next build will refuse the folder until it is moved out (a file of your own to publish "
+        "goes in the content folder's static/)"
+    )
+
+
 def test_new_article_scaffolds_a_buildable_source(tmp_path):
     content = make_content(tmp_path)
     for kind in ("throughput", "flops", "market", "time-to-train"):
