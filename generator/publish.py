@@ -542,7 +542,10 @@ class Publisher:
                 continue
             if len(names) != expected[folder]:
                 known = self._paths.names_in(folder)
-                found += [f"{folder}/{name}" if folder else name for name in sorted(set(names) - known)]
+                for name in set(names) - known:  # a folder someone made: the files in it (an empty one is none)
+                    rel = f"{folder}/{name}" if folder else name
+                    inside = trees.files_under(f"{self._top}/{rel}")
+                    found += [rel] if inside is None else [f"{rel}/{sub}" for sub in inside]
         return trees.Strays(self.out, sorted(found), []) if found else None
 
     def _link_folder(self, folder: str, names: list[str]) -> None:

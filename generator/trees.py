@@ -294,12 +294,20 @@ class Strays:
 
 def _strays(top: str) -> list[str]:
     """Every file, link or special file under `top` but its marker, relative and sorted (empty folders aside)."""
+    return [rel for rel in files_under(top) or () if rel != guard.MARKER]
+
+
+def files_under(path: str) -> list[str] | None:
+    """Every file, link or special file under the folder `path`, relative to it and sorted (empty folders
+    aside; links not followed); None when `path` is not a folder (a file, or a link)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return None
     found = []
-    for root, dirs, files in os.walk(top):
-        rel = os.path.relpath(root, top)
+    for root, dirs, files in os.walk(path):
+        rel = os.path.relpath(root, path)
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
         links = [name for name in dirs if os.path.islink(os.path.join(root, name))]
-        found.extend(prefix + name for name in (*files, *links) if prefix or name != guard.MARKER)
+        found.extend(prefix + name for name in (*files, *links))
     return sorted(found)
 
 

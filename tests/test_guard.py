@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -194,6 +195,9 @@ def test_a_file_saved_into_the_site_while_it_builds_is_left_where_it_was_put(tmp
     def meanwhile(self):
         (out / "CNAME").write_text("costs.example\n")
         (page / "notes.txt").write_text("mine")
+        (out / "drafts" / "ideas").mkdir(parents=True)  # a folder with a file in it, and an empty one
+        (out / "drafts" / "ideas" / "next.md").write_text("later")
+        (out / "empty").mkdir()
         return finish(self)
 
     monkeypatch.setattr(publish.Publisher, "finish", meanwhile)
@@ -203,16 +207,18 @@ def test_a_file_saved_into_the_site_while_it_builds_is_left_where_it_was_put(tmp
     assert (out / "CNAME").read_text() == "costs.example\n"
     assert (page / "notes.txt").read_text() == "mine"
     warned = [line for line in result.output.splitlines() if line.startswith("warning: ")]
+    assert (out / "drafts" / "ideas" / "next.md").read_text() == "later"
     assert warned == [
-        f"warning: 2 files appeared in {out} while it was being built (CNAME, {A}/notes.txt); "
+        f"warning: 3 files appeared in {out} while it was being built (CNAME, {A}/notes.txt, drafts/ideas/next.md); "
         "costpress did not write them and left them there, but the next build will refuse the folder "
         "until they are moved out (a file of your own to publish goes in the content folder's static/)"
     ]
     assert not (tmp_path / ".site.staging").exists() and not (tmp_path / ".site.old").exists()
     monkeypatch.setattr(publish.Publisher, "finish", finish)
-    refused(cli_build(content, out), f"costpress did not write CNAME, {A}/notes.txt (2 files in all)")
+    refused(cli_build(content, out), f"costpress did not write CNAME, {A}/notes.txt, drafts/ideas/next.md (3 files")
     (out / "CNAME").unlink()
     (page / "notes.txt").unlink()
+    shutil.rmtree(out / "drafts")
     assert cli_build(content, out).exit_code == 0
 
 
