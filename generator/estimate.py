@@ -63,15 +63,14 @@ def estimate(
             rows.append({**row, "key": offer.key})
         else:
             short.append(row)
+    job = training_job(cat.models[model], cat.methods[method], 1, **dict(training))  # what the GB per GPU assume
     if not rows:
-        raise CostpressError(_none_fits(cat, model, method, short, _narrowed(cat, providers, gpus), training))
+        raise CostpressError(
+            _none_fits(cat, model, method, short, _narrowed(cat, providers, gpus), job if training else None)
+        )
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
     grid["runs"] = runs
     grid["attention_sequence_length"] = attention or 0
-    job = training_job(cat.models[model], cat.methods[method], 1, **dict(training))
-    grid["sequence_length"] = job.sequence_length if job else None  # what the memory figures assume
-    grid["micro_batch"] = job.micro_batch if job else None
-    grid["checkpointing"] = job.checkpointing if job else None
     grid["job"] = [job] * len(grid)
     grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
     return engine.rank(grid, "cost_with_startup")
@@ -93,13 +92,12 @@ def _narrowed(cat: Catalog, providers: list[str] | None, gpus: list[str] | None)
     return out
 
 
-def _none_fits(
-    cat: Catalog, model: str, method: str, rows: list[dict], narrowed: str = "", training: tuple = ()
-) -> str:
-    """Why no offer is listed: the one that comes nearest to holding the job, and what it would need."""
+def _none_fits(cat: Catalog, model: str, method: str, rows: list[dict], narrowed: str = "", job=None) -> str:
+    """Why no offer is listed: the one that comes nearest to holding the job, and what it would need (`job`:
+    the memory model's, when options changed its settings: they are named)."""
     what = f"{cat.models[model].name} with {cat.methods[method].name}"
-    if training:  # the settings that made it not fit
-        what += f" ({_settings(training_job(cat.models[model], cat.methods[method], 1, **dict(training)))})"
+    if job:  # the settings that made it not fit
+        what += f" ({_settings(job)})"
     if not rows:
         return (
             f"no offer{narrowed} in the newest price snapshots"
@@ -164,9 +162,6 @@ def render(frame: pd.DataFrame, form: str) -> str:
             "runs",
             "total",
             "attention_sequence_length",
-            "sequence_length",
-            "micro_batch",
-            "checkpointing",
         ]
         records = [
             {
@@ -175,6 +170,7 @@ def render(frame: pd.DataFrame, form: str) -> str:
                 "gpus": r["setup"],
                 "checked": r["checked"].isoformat(),
                 **{k: r[k] for k in numbers},
+                **{k: getattr(r["job"], k, None) for k in ("sequence_length", "micro_batch", "checkpointing")},
             }
             for r in frame.to_dict("records")
         ]

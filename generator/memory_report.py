@@ -65,10 +65,11 @@ def checked_training(cat: Catalog, model: str, method: str, overrides: dict, alw
             f"{lora_option}: method {method} trains every parameter, so it has no LoRA adapters; "
             f"LoRA options apply to {', '.join(lora) or 'a method whose training says trainable: lora'}"
         )
-    try:
-        memory.breakdown(job, None)
-    except ValueError as exc:  # an unknown LoRA target
-        raise CostpressError(f"--lora-targets: {exc}") from None
+    if job.trainable == "lora":
+        try:
+            memory.lora_parameters(job.arch, job.lora_rank, job.lora_targets)
+        except ValueError as exc:  # an unknown LoRA target
+            raise CostpressError(f"--lora-targets: {exc}") from None
     return tuple(sorted(given.items()))
 
 

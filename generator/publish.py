@@ -14,7 +14,6 @@ either way.
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import os
 import shutil
@@ -581,23 +580,26 @@ def strays_said(diff: Diff, shown: str) -> list[str]:
     if strays is None:
         return []
 
-    def some(names: list[str]) -> str:
-        return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    def told(names: list[str]) -> tuple[str, str, str, str]:
+        """'2 files', 'CNAME, a/b.txt', and the pronouns for them."""
+        shown_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        it, they = ("it", "it is") if len(names) == 1 else ("them", "they are")
+        return formatting.count(len(names), "file"), shown_names, it, they
 
-    said, files = [], functools.partial(formatting.count, noun="file")
+    said = []
     if strays.kept:
-        it, they = ("it", "it is") if len(strays.kept) == 1 else ("them", "they are")
+        files, names, it, they = told(strays.kept)
         said.append(
-            f"{files(len(strays.kept))} appeared in {shown} while it was being built ({some(strays.kept)}); "
-            f"costpress did not write {it} and left {it} there, but the next build will refuse the folder until "
-            f"{they} moved out (a file of your own to publish goes in the content folder's static/)"
+            f"{files} appeared in {shown} while it was being built ({names}); costpress did not write {it} and "
+            f"left {it} there, but the next build will refuse the folder until {they} moved out (a file of your "
+            "own to publish goes in the content folder's static/)"
         )
     if strays.stranded:
-        it, they = ("it", "it is") if len(strays.stranded) == 1 else ("them", "they are")
+        files, names, it, they = told(strays.stranded)
         said.append(
-            f"{files(len(strays.stranded))} that appeared in {shown} while it was being built could not be "
-            f"left there: the new site has a file or folder at the same place ({some(strays.stranded)}); {they} "
-            f"kept in {strays.folder}: move {it} out before the next build"
+            f"{files} that appeared in {shown} while it was being built could not be left there: the new site "
+            f"has a file or folder at the same place ({names}); {they} kept in {strays.folder}: move {it} out "
+            "before the next build"
         )
     return said
 

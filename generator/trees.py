@@ -262,7 +262,8 @@ def remove_site(folder: Path, files: dict[str, str], into: Path | None = None) -
     delete: each is moved to the same place in `into` (the new site), where
     its owner left it, unless the new site has something there. The files
     that cannot go back stay where they are, and the folder loses its marker,
-    so no later build takes it for one it may delete. Returns them, or None when there were none.
+    so no later build takes it for one it may delete. Returns them, or None
+    when there were none.
     """
     top = os.fspath(folder)
     groups = by_folder(rel for rel in files if rel != guard.MARKER)

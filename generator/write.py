@@ -251,7 +251,7 @@ class Diff:
     added: list[str]
     removed: list[str]
     unchanged: int
-    # files someone put in the published folder while the build ran (trees.Strays), after a swap
+    # files someone put in the published folder while the build ran (trees.Strays), found as it published
     strays: Strays | None = None
 
     @property
