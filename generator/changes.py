@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator import formatting as fmt
+from generator.claims import rests_match, rests_of
 from generator.errors import CostpressError
 
 
@@ -38,6 +39,9 @@ class Claim:
     id: str
     old: str | None
     new: str | None
+    # the figures it rests on, as figures.json names them (generator.claims; the new build's, or the old's
+    # for a claim the new one lacks), each with how many figures it names changed between the two builds
+    rests_on: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -143,10 +147,20 @@ def _entry_problem(entry) -> str | None:
             return f".claims[{i}]: expected an object with a text id and subject"
     if not (isinstance(checked, list) and all(isinstance(d, str) for d in checked)):
         return ".prices_checked: expected a list of dates"
+    rests = entry.get("rests_on", [])
+    if not isinstance(rests, list):
+        return ".rests_on: expected a list"
+    for i, g in enumerate(rests):
+        if not (isinstance(g, dict) and _texts(g.get("claims")) and _texts(g.get("figures"))):
+            return f".rests_on[{i}]: expected an object with lists of texts 'claims' and 'figures'"
     aliases = entry.get("aliases", [])
     if not (isinstance(aliases, list) and all(isinstance(a, str) for a in aliases)):
         return ".aliases: expected a list of addresses"
     return None
+
+
+def _texts(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 PART_RE = re.compile(r"figures/[a-z0-9][a-z0-9-]*-[0-9]+\.json")
@@ -223,12 +237,44 @@ def compare(old: dict, new: dict, answers=lambda slug: False, first=frozenset())
             art.prices_checked = (o.get("prices_checked") or [], n.get("prices_checked") or [])
         oc = {c["id"]: c["subject"] for c in o.get("claims", [])}
         nc = {c["id"]: c["subject"] for c in n.get("claims", [])}
+        rests = (_rests_map(o), _rests_map(n))
         for cid in sorted(set(oc) | set(nc)):
             if oc.get(cid) != nc.get(cid):
-                art.claims.append(Claim(cid, oc.get(cid), nc.get(cid)))
+                on = rests_of(cid, rests[1]) if cid in nc else rests_of(cid, rests[0])
+                art.claims.append(Claim(cid, oc.get(cid), nc.get(cid), tuple((f, 0) for f in on)))
         if not art.empty:
             out.append(art)
+    _count_rests(out)
     return out
+
+
+def _rests_map(entry: dict) -> dict[str, tuple[str, ...]]:
+    """An entry's rests_on groups as value id -> figures (generator.claims.rests_of reads it)."""
+    return {key: tuple(g["figures"]) for g in entry.get("rests_on", ()) for key in g["claims"]}
+
+
+def _count_rests(changes: list[ArticleChanges]) -> None:
+    """Fill in how many of the figures each changed claim rests on changed, on its own page or the one
+    named (a family page's rank rests on its listing's costs); each page and id pattern is matched once."""
+    by_slug = {}
+    for art in changes:
+        by_slug[art.slug] = art
+        if art.moved_to:
+            by_slug[art.moved_to] = art
+    counted: dict[tuple[str, str], int] = {}
+    for art in changes:
+        for claim in art.claims:
+            found = []
+            for figures, _ in claim.rests_on:
+                page, _, pattern = figures.partition("#")
+                page = page or art.slug
+                n = counted.get((page, pattern))
+                if n is None:
+                    other = by_slug.get(page)
+                    ids = [c.id for c in (*other.changed, *other.added, *other.removed)] if other else ()
+                    n = counted[(page, pattern)] = sum(rests_match(pattern, fid) for fid in ids)
+                found.append((figures, n))
+            claim.rests_on = tuple(found)
 
 
 def _moves(old: dict, new: dict) -> dict[str, str]:
@@ -369,8 +415,15 @@ def render_text(changes: list[ArticleChanges]) -> str:
         for c in art.removed:
             lines.append(f"  - {c.id}: {show(c.old, c.unit)}")
         for c in art.claims:
-            lines.append(f"  claim {c.id}: {c.old if c.old is not None else '(none)'} -> {c.new or '(gone)'}")
+            rests = f"; rests on {_rests(c)}" if c.rests_on else ""
+            lines.append(f"  claim {c.id}: {c.old if c.old is not None else '(none)'} -> {c.new or '(gone)'}{rests}")
     return "\n".join(lines) + "\n"
+
+
+def _rests(claim: Claim, code=str) -> str:
+    """The figures a claim rests on, each with how many of those it names changed: "#reference.cost (1
+    changed), listing#m/lora@*.cost (3 changed)" ("#" starts a figure of the page itself)."""
+    return ", ".join(code(figures) + (f" ({n} changed)" if n else "") for figures, n in claim.rests_on)
 
 
 def _code(slug: str) -> str:
@@ -473,7 +526,9 @@ def _same_changes(arts: list[ArticleChanges]) -> list[list[ArticleChanges]]:
         key = (art.prices_checked and tuple(map(tuple, art.prices_checked)),
                *(tuple((c.id, c.unit, c.old, c.new, c.rests_on) for c in these)
                  for these in (art.changed, art.added, art.removed)),
-               tuple((c.id, c.old, c.new) for c in art.claims))  # fmt: skip
+               # (the figures a claim rests on may be named otherwise on each page, a family page's its own
+               # model's: pages share a section when as many of them changed)
+               tuple((c.id, c.old, c.new, tuple(n for _, n in c.rests_on)) for c in art.claims))  # fmt: skip
         groups.setdefault(key, []).append(art)
     return list(groups.values())
 
@@ -514,11 +569,34 @@ def _section(group: list[ArticleChanges], names: int | None = None) -> str:
             out.append(f"| `{c.id}` | {_cell(show(c.old, c.unit))} | (gone) | removed |")
         out.append("")
     if art.claims:
-        out += ["| claim | was | now |", "|---|---|---|"]
+        # what the claims rest on, told once below the table for each set of figures, by a letter
+        notes = {r: _letter(n) for n, r in enumerate(dict.fromkeys(c.rests_on for c in art.claims if c.rests_on))}
+        out += (
+            ["| claim | was | now | rests on |", "|---|---|---|---|"]
+            if notes
+            else ["| claim | was | now |", "|---|---|---|"]
+        )
         for c in art.claims:
-            out.append(f"| `{c.id}` | {_cell(c.old or '(none)')} | {_cell(c.new or '(gone)')} |")
+            note = f" {notes.get(c.rests_on, '')} |" if notes else ""
+            out.append(f"| `{c.id}` | {_cell(c.old or '(none)')} | {_cell(c.new or '(gone)')} |{note}")
         out.append("")
+        # a set of figures another page of the section names otherwise (its own model's, say)
+        apart = {c.rests_on for n, c in enumerate(art.claims) for o in group[1:] if o.claims[n].rests_on != c.rests_on}
+        for rests, letter in notes.items():
+            each = (
+                "; these are the first page's: each of the others names its own, with as many changed"
+                if rests in apart
+                else ""
+            )
+            out.append(f"- {letter}: {_rests(Claim('', None, None, rests), _code)}{each}")
+        if notes:
+            out.append("")
     return "\n".join(out) + "\n"
+
+
+def _letter(n: int) -> str:
+    """a, b, ..., z, aa, ab, ...: the notes of a section's claims table."""
+    return (_letter(n // 26 - 1) if n >= 26 else "") + chr(ord("a") + n % 26)
 
 
 def _named(art: ArticleChanges) -> str:
@@ -541,7 +619,10 @@ def render_json(changes: list[ArticleChanges], warnings=()) -> str:
                 row["was_of"], row["now_of"] = map(list, c.rests_on)
             rows.append(row)
         for c in art.claims:
-            rows.append({"page": page, "id": c.id, "kind": "claim", "old": c.old, "new": c.new})
+            row = {"page": page, "id": c.id, "kind": "claim", "old": c.old, "new": c.new}
+            if c.rests_on:  # each with how many of the figures it names changed
+                row["rests_on"] = [{"figures": figures, "changed": n} for figures, n in c.rests_on]
+            rows.append(row)
     doc = {
         "summary": summary(changes),
         "pages": len(changes),

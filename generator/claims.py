@@ -6,9 +6,18 @@ else a page can state comes from the other values: names and labels (which
 setup is cheapest, which is recommended), yes/no decisions (fits, tied,
 cheapest), counts and ranks ("4th of 62"), and the lists of neighbours with
 their costs. Each becomes a claim: an id (where it sits in the page's
-values) and its subject (what it says); what a claim rests on is told by
-the figures beside it, whose inputs name the setups they are of (a
-figure's "inputs"). Dates are left out: a refresh moves them on every page.
+values) and its subject (what it says). Dates are left out: a refresh
+moves them on every page.
+
+What a decision rests on (which setup is cheapest, a rank, a tie) the
+page's kind says (`Context.rests_on`): the ids of the values that state it
+(a claim whose id is one of them or starts with one, at a '.' or a '[',
+takes the longest's) and the figures that decide it, as "#<figure id>" for
+one of the page itself and "<slug>#<figure id>" for one of another page (a
+family page's rank rests on its listing's costs), where "*" in an id
+stands for any text. figures.json keeps it once per page, as groups of
+value ids with their figures (`rests_on_groups`). A claim that states what
+content says (a name, a setting, a count in the params) rests on none.
 """
 
 from __future__ import annotations
@@ -78,6 +87,49 @@ def _items(value: list | tuple) -> list[tuple[str, str]]:
         _LISTS.clear()
     _LISTS[id(value)] = (value, found)
     return found
+
+
+def own(figure_id: str) -> str:
+    """A figure of the page itself, as rests_on names it."""
+    return "#" + figure_id
+
+
+def on_page(slug: str, figure_id: str) -> str:
+    """A figure of another page, as rests_on names it."""
+    return f"{slug}#{figure_id}"
+
+
+def rests_on_groups(rests_on: dict[str, tuple[str, ...]]) -> list[tuple[list[str], list[str]]]:
+    """A page's rests_on as figures.json keeps it: (value ids, figures) for each set of figures, value ids
+    sorted, groups in the order of their first id."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for key, figures in rests_on.items():
+        groups.setdefault(tuple(figures), []).append(key)
+    return sorted((sorted(keys), list(figures)) for figures, keys in groups.items())
+
+
+def rests_of(cid: str, rests_on: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The figures a claim rests on: those of the longest value id its own id is or starts with (at a '.'
+    or a '['); none when no value id fits."""
+    while True:
+        found = rests_on.get(cid)
+        if found is not None:
+            return tuple(found)
+        cut = max(cid.rfind("."), cid.rfind("["))
+        if cut <= 0:
+            return ()
+        cid = cid[:cut]
+
+
+def rests_match(pattern: str, figure_id: str) -> bool:
+    """Whether an id as rests_on names it (the part after '#') names this figure id: '*' stands for any
+    text."""
+    return _pattern(pattern).fullmatch(figure_id) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern(pattern: str) -> re.Pattern:
+    return re.compile(".*".join(map(re.escape, pattern.split("*"))), re.S)
 
 
 def claim_line_once(claim: tuple[str, str]) -> str:

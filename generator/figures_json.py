@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from generator import pagecache
-from generator.claims import claim_line, claim_line_once
+from generator.claims import claim_line, claim_line_once, own, rests_on_groups
 from generator.escape import json_encoder
 from generator.listingcache import RowTexts
 
@@ -31,6 +31,7 @@ def figures_entry(
     figure=None,
     line_runs=None,
     aliases: tuple[str, ...] = (),
+    rests_on: dict[str, tuple[str, ...]] | None = None,
 ) -> list[bytes]:
     """One article's entry in figures.json, UTF-8, in pieces: every figure it shows, sorted, one per line,
     and its claims. Joined, the pieces are the entry; a large listing's (48 MB at 100,000 pages) is never
@@ -46,7 +47,9 @@ def figures_entry(
     `figure` makes a figure's line (by default with the head of its line
     remembered: a family's pages share ids, units and inputs). `line_runs`, lists of lines in order,
     are figures already sorted and made into lines (a listing's). `aliases`, the page's earlier addresses,
-    come first when it has any (`costpress changes` reads a renamed page's changes from them).
+    come first when it has any (`costpress changes` reads a renamed page's changes from them). `rests_on`
+    (the page's Context.rests_on), when it has any, follows the price dates: groups of value ids, each
+    with the figures the claims of those values rest on (generator.claims).
     """
     earlier = f'  "aliases": {_enc(list(aliases))},\n' if aliases else ""
     out = [f' {_enc(slug)}: {{\n{earlier}  "claims": [\n'.encode()]
@@ -58,8 +61,26 @@ def figures_entry(
     else:
         _lines_into(out, sorted(figures, key=_by_id), figure or _figure_line)
     checked = _enc([d.isoformat() for d in prices_checked])
-    out.append(f'\n  ],\n  "prices_checked": {checked},\n  "title": {_enc(title)}\n }}'.encode())
+    rests = _rests_line(rests_on) if rests_on else ""
+    out.append(f'\n  ],\n  "prices_checked": {checked},\n{rests}  "title": {_enc(title)}\n }}'.encode())
     return out
+
+
+_RESTS: dict[int, tuple[dict, str]] = {}
+
+
+def _rests_line(rests_on: dict[str, tuple[str, ...]]) -> str:
+    """An entry's "rests_on" line; remembered per mapping object (a family's pages of one model and method
+    share theirs)."""
+    kept = _RESTS.get(id(rests_on))
+    if kept is not None and kept[0] is rests_on:
+        return kept[1]
+    groups = [{"claims": keys, "figures": figures} for keys, figures in rests_on_groups(rests_on)]
+    line = f'  "rests_on": {_enc(groups)},\n'
+    if len(_RESTS) > 1024:
+        _RESTS.clear()
+    _RESTS[id(rests_on)] = (rests_on, line)
+    return line
 
 
 def _lines_into(out: list[bytes], items: list, line: Callable) -> None:
@@ -135,9 +156,15 @@ def listing_chunk(listing, texts=None) -> list[bytes]:
             # the listing's page, made first in the same process, gave the row its text
             need = getattr(r, "need", None)
             claims.append((f"{r.key}.memory", need if need is not None else _need_text(r)))
+    rests_on = {}
     for c in listing.cheapest:  # what the page's answer states (families.cheapest_by_model)
         if c.best is not None:
             claims.append((f"{c.model}.cheapest_per_token", c.setup))
+            # the rows come ranked by cost per million tokens, then by the run's cost (families.family_rows)
+            rests_on[f"{c.model}.cheapest_per_token"] = (
+                own(f"{c.model}/*.usd_per_million"),
+                own(f"{c.model}/*.cost_with_startup"),
+            )
         claims += [(f"{c.model}.fitting", str(c.fitting)), (f"{c.model}.not_fitting", str(c.not_fitting))]
     claims.sort()
     # every figure of the fitting rows, by id (a listing's figures are sorted as a page's are): made into
@@ -154,6 +181,7 @@ def listing_chunk(listing, texts=None) -> list[bytes]:
         claim_line_once,
         line_runs=_figure_runs(figures, texts or NO_TEXTS),
         aliases=listing.aliases,
+        rests_on=rests_on,
     )
 
 

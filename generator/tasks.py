@@ -365,7 +365,13 @@ def _finish(prepared: list[_Prepared]) -> list[tuple[PageInfo | None, list[str]]
         art, ctx = arts[n], prepared[n].ctx
         chunks[n] = b"".join(
             figures_entry(
-                art.slug, art.title, ctx.figures, ctx.prices_checked, claims_of(ctx.values), aliases=art.aliases
+                art.slug,
+                art.title,
+                ctx.figures,
+                ctx.prices_checked,
+                claims_of(ctx.values),
+                aliases=art.aliases,
+                rests_on=ctx.rests_on,
             )
         )
     files: dict[int, list] = {}

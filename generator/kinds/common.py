@@ -27,6 +27,8 @@ class Context:
     figures: list[Figure]
     prices_checked: list[Any] = field(default_factory=list)  # dates of snapshots used
     providers: list[str] = field(default_factory=list)  # providers whose prices the page uses
+    # the figures each decision rests on, by the id of the value that states it (see generator.claims)
+    rests_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class Recorder:

@@ -11,6 +11,7 @@ import yaml
 from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.claims import own
 from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Steps, fail, find_offer, lookup, providers_phrase
 from generator.model import Chart, Code, Column, Input, Table
@@ -89,7 +90,30 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
     inputs = _inputs(page, fam_rows, offers)
     checked = sorted({o.checked for o, _ in offers})
     providers = sorted({o.provider for o, _ in offers})
-    return Context(values, page.blocks, inputs, list(page.rec.figures.values()), checked, providers)
+    figures = list(page.rec.figures.values())
+    return Context(values, page.blocks, inputs, figures, checked, providers, _rests_on(setups))
+
+
+# what the page's choices rank by: cost per million tokens, then the run's cost (_leaders); the hourly price
+BY_TOKEN = (own("run.*.usd_per_million"), own("run.*.cost_with_startup"))
+BY_HOUR = (own("input.Hourly price, *"),)
+
+
+def _rests_on(setups) -> dict[str, tuple[str, ...]]:
+    """The figures each of the page's choices rests on (generator.claims)."""
+    out = dict.fromkeys(("best", "answer", "best_ties", "best_is_tied", "best_adapter", "best_full", "pair"), BY_TOKEN)
+    out |= dict.fromkeys(("cheapest_hour", "dearest_hour"), BY_HOUR)
+    out |= dict.fromkeys(("best_is_cheapest_hour", "best_is_dearest_hour", "best_gpu_dearest"), BY_TOKEN + BY_HOUR)
+    out["cheap_hour_beats_best"] = BY_HOUR + (own("run.*.hours"), own("compare.break_even_hours"))
+    pflop = ("pflop", "pflop_best", "pflop_worst", "pflop_leaders", "pflop_is_tied", "dearest_pflop")
+    out |= dict.fromkeys(pflop, (own("pflop.*"),))
+    out["range_single"] = (own("headline.*"),)
+    out["manifest"] = BY_TOKEN + (own("manifest.max_cost"),)
+    out["full_under_double"] = (own("compare.full_vs_adapter"),)
+    out |= {"larger": (own("larger.*"),), "startup_share": (own("startup_share.*"),), "trials": (own("trials.*"),)}
+    for s in setups:  # each listed setup holds the job: its memory per GPU against its GPU's
+        out[f"setups.{s['key']}.fits"] = (own(f"memory.{s['key']}.per_gpu"), own(f"input.Memory, {s['gpu_name']}"))
+    return out
 
 
 def _setups(page: _Page):

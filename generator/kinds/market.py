@@ -8,6 +8,7 @@ from typing import Any
 from generator import engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.claims import own
 from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Steps, cost_bars, fail, lookup, offer_price_inputs, snapshots
 from generator.model import Column, Input, Table
@@ -56,7 +57,24 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         list(page.rec.figures.values()),
         sorted({s.checked for s in snaps}),
         [s.provider for s in snaps],
+        _rests_on(page, per_method),
     )
+
+
+def _rests_on(page: _Page, per_method: dict) -> dict[str, tuple[str, ...]]:
+    """The figures each of the page's choices rests on (generator.claims): a method's setups are ranked by
+    their run's cost, its cheapest hour by the hourly prices; the answer is the first priced method's best."""
+    out: dict[str, tuple[str, ...]] = {}
+    hour = (own("input.Hourly price, *"),)
+    for method in page.methods:
+        if per_method.get(method.id) is None:
+            continue
+        cost = (own(f"{method.id}.*.cost_with_startup"),)
+        out.setdefault("answer", cost)
+        at = f"methods.{method.id}"
+        out |= {f"{at}.{key}": cost for key in ("best", "worst", "leaders", "is_tied")}
+        out |= {f"{at}.cheapest_hour": hour, f"{at}.best_is_cheapest_hour": cost + hour}
+    return out
 
 
 def _fitting_rows(page: _Page) -> list[dict]:

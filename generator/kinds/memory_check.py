@@ -10,6 +10,7 @@ from __future__ import annotations
 from generator import formatting as fmt
 from generator import measurements as ms
 from generator.answer import answer
+from generator.claims import own
 from generator.engine import memory
 from generator.kinds.common import Context, Recorder
 from generator.model import Blocks, Column, Input, Table
@@ -57,7 +58,16 @@ def build(cat, art, p: dict) -> Context:
         Input(f"Peak memory, {r['label']}, {r['setup']}", r["published"], "num1", r["unit"], r["source"], r["url"])
         for r in rows
     ]
-    return Context(values, blocks, inputs, list(rec.figures.values()))
+    return Context(values, blocks, inputs, list(rec.figures.values()), rests_on=RESTS_ON)
+
+
+# The figures each of the page's statements rests on (generator.claims): how many figures fall within the
+# target and which is the largest miss come from the errors; each row from its own figures.
+_ERRORS = (own("*.error"),)
+RESTS_ON = {
+    **dict.fromkeys(("within", "worst", "answer"), _ERRORS),
+    "rows": (own("*.measured"), own("*.published"), own("*.predicted"), *_ERRORS),
+}
 
 
 def measured_rows(cat, rec: Recorder) -> list[dict]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.claims import on_page, own
 from generator.kinds.common import Context, Steps, find_offer, shared_inputs
 from generator.model import Chart, Column, Input, Table
 from generator.records import Article, Catalog
@@ -57,9 +59,20 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
     _chart(page)
     values = _values(page, per_gpu, ref)
     offer = page.offer
+    rests_on = _rests_on(p["listing_slug"], page.model.id, page.method.id)
     return Context(
-        values, page.blocks, _inputs(page), list(page.rec.figures.values()), [offer.checked], [offer.provider]
+        values, page.blocks, _inputs(page), list(page.rec.figures.values()), [offer.checked], [offer.provider], rests_on
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _rests_on(listing: str, model: str, method: str) -> dict[str, tuple[str, ...]]:
+    """The figures the page's decisions rest on (one mapping for all pages of a model and method): its
+    answer on its own run's cost; its rank, its neighbours and whether it is the cheapest on that cost
+    and those of the other setups of its model and method, which its listing records."""
+    ranked = (own("reference.cost_with_startup"), on_page(listing, f"{model}/{method}@*.cost_with_startup"))
+    by_rank = dict.fromkeys(("neighbours", "more_neighbours", "rank", "of", "is_cheapest", "cheapest"), ranked)
+    return {"answer": (own("reference.cost_with_startup"),), **by_rank}
 
 
 def _page(cat: Catalog, art: Article, p: dict) -> _Page:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator import charts, engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.claims import own
 from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Recorder, fail, find_offer, lookup
 from generator.model import Blocks, Chart, Code, Column, Input, Table
@@ -39,7 +40,17 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
     _chart(blocks, p, runs, gpu, offer)
     values = _values(rec, p, runs[0], offer, gpu, rows, snippet, checks, crow)
     inputs = [_throughput_input(r) for r in runs] + [price_input(offer, gpu)]
-    return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider])
+    return Context(values, blocks, inputs, list(rec.figures.values()), [offer.checked], [offer.provider], RESTS_ON)
+
+
+# The figures each of the page's choices rests on (generator.claims): the answer on the snippet's cost, the
+# runs' order on their cost at one budget, the plausibility verdicts on the utilization each run implies.
+RESTS_ON = {
+    "answer": (own("snippet.cost"),),
+    **dict.fromkeys(("compare", "cheapest_run", "dearest_run"), (own("compare.*.cost"),)),
+    "check": (own("check.*.utilization"),),
+    "estimates": (own("estimate.*"),),
+}
 
 
 def _throughput_input(run: dict) -> Input:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator import engine
 from generator import formatting as fmt
 from generator.answer import answer
+from generator.claims import own
 from generator.engine import rows as rows_engine
 from generator.kinds.common import Context, Recorder, cost_bars, fail, lookup, offer_price_inputs, snapshots
 from generator.model import Blocks, Column, Input, Table
@@ -44,7 +45,19 @@ def build(cat: Catalog, art: Article, p: dict) -> Context:
         list(rec.figures.values()),
         sorted({s.checked for s in snaps}),
         [s.provider for s in snaps],
+        RESTS_ON,
     )
+
+
+# The figures each of the page's choices rests on (generator.claims): the offers ranked by the cost of a run
+# at the median time, the cheapest hour by the hourly prices, the GPU types by their median time.
+_COST, _HOUR = (own("offer.*.cost_median"),), (own("input.Hourly price, *"),)
+RESTS_ON = {
+    **dict.fromkeys(("offers", "best", "worst", "leaders", "is_tied", "answer"), _COST),
+    "cheapest_hour": _HOUR,
+    "best_is_cheapest_hour": _COST + _HOUR,
+    **dict.fromkeys(("gpu_types", "fastest_gpu"), (own("gpu.*.median_minutes"), own("gpu.*.fastest_minutes"))),
+}
 
 
 def _values(rec: Recorder, suite, model, method, snaps: list, ranking: dict, gpu_rows: list[dict], results) -> dict:
