@@ -415,15 +415,15 @@ def render_text(changes: list[ArticleChanges]) -> str:
         for c in art.removed:
             lines.append(f"  - {c.id}: {show(c.old, c.unit)}")
         for c in art.claims:
-            rests = f"; rests on {_rests(c)}" if c.rests_on else ""
+            rests = f"; rests on {_rests(c.rests_on)}" if c.rests_on else ""
             lines.append(f"  claim {c.id}: {c.old if c.old is not None else '(none)'} -> {c.new or '(gone)'}{rests}")
     return "\n".join(lines) + "\n"
 
 
-def _rests(claim: Claim, code=str) -> str:
+def _rests(rests_on: tuple[tuple[str, int], ...], code=str) -> str:
     """The figures a claim rests on, each with how many of those it names changed: "#reference.cost (1
     changed), listing#m/lora@*.cost (3 changed)" ("#" starts a figure of the page itself)."""
-    return ", ".join(code(figures) + (f" ({n} changed)" if n else "") for figures, n in claim.rests_on)
+    return ", ".join(code(figures) + (f" ({n} changed)" if n else "") for figures, n in rests_on)
 
 
 def _code(slug: str) -> str:
@@ -588,7 +588,7 @@ def _section(group: list[ArticleChanges], names: int | None = None) -> str:
                 if rests in apart
                 else ""
             )
-            out.append(f"- {letter}: {_rests(Claim('', None, None, rests), _code)}{each}")
+            out.append(f"- {letter}: {_rests(rests, _code)}{each}")
         if notes:
             out.append("")
     return "\n".join(out) + "\n"
