@@ -53,7 +53,15 @@ def test_half_up_rounding_not_bankers():
 
 @pytest.mark.parametrize(
     ("n", "text"),
-    [(10_000_000, "10 M"), (1_000_000_000, "1 B"), (1_500_000_000, "1.5 B"), (20_000, "20 k"), (999, "999")],
+    [
+        (10_000_000, "10 M"),
+        (1_000_000_000, "1 B"),
+        (1_500_000_000, "1.5 B"),
+        (1_250_000_000, "1.25 B"),  # two decimals at most, as a budget of 1.25 B tokens is written
+        (12_345_678, "12.35 M"),
+        (20_000, "20 k"),
+        (999, "999"),
+    ],
 )
 def test_tokens(n, text):
     assert f.tokens(n) == text
@@ -141,6 +149,7 @@ def test_count():
         ("full fine-tune, 8-bit Adam", "full fine-tune, 8\u2011bit Adam"),  # a non-breaking hyphen
         ("see https://x.org/8-bit-adam or llama-8-bit now", "see https://x.org/8-bit-adam or llama-8-bit now"),
         ("prices of 2026-11-30.", "prices of 2026\u201111\u201130."),
+        ("checked 2027-01-05 and 2026-09-30", "checked 2027\u201101\u201105 and 2026\u201109\u201130"),  # months 01-09
         ("see prices/2026-11-30.yaml or 12026-11-30", "see prices/2026-11-30.yaml or 12026-11-30"),
     ],
 )
@@ -188,3 +197,18 @@ def test_keep_units_does_a_long_text_line_by_line():
         "an A16\u00a064\u00a0GB card."
     )
     assert f.keep_units(text) == "\n".join([kept] * 8)
+
+
+@pytest.mark.parametrize(
+    ("share", "text"),
+    [
+        (0.13, "+13%"),
+        (-0.4, "\u221240%"),  # a true minus sign, as the memory page's "Model vs published" column prints it
+        (0.0076, "+1%"),
+        (0.004, "0%"),  # a difference that rounds to nothing has no sign
+        (-0.004, "0%"),
+        (0.0, "0%"),
+    ],
+)
+def test_signed_pct(share, text):
+    assert f.signed_pct(share) == text
