@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CONTENT, run_cli
+from conftest import CONTENT, make_content, run_cli
 
 from generator.engine.architecture import Architecture
 from generator.engine.memory import Job, breakdown
@@ -92,6 +92,7 @@ def test_memory_command_answers_for_every_model_and_method():
             doc = json.loads(result.output)
             assert doc["per_gpu_gb"] == pytest.approx(sum(doc["parts"].values()))
             assert doc["fits"] == (doc["per_gpu_gb"] <= doc["gpu_memory_gb"] * 0.95)
+            assert (doc["gpu_memory_gb"], doc["usable_gb"]) == (80, pytest.approx(80 * 0.95))  # an H100 less 5%
 
 
 def test_estimate_answers_for_every_model():
@@ -220,3 +221,78 @@ def test_attention_term_and_active_parameters_by_hand():
     active = 12_879_925_248
     moe = _hours(["--model", "mixtral-8x7b", "--method", "qlora", "--setup", "nodus:h100x1"])
     assert moe == pytest.approx(6 * active * 20e6 / peak, rel=1e-12)
+
+
+def test_a_model_known_by_its_parameters_and_a_recorded_total_fits_where_the_setup_holds_the_total(tmp_path):
+    """Without an architecture the memory model cannot split the job, so a setup holds it when its GPUs
+    together hold the recorded training state, and each GPU is said to hold its even share. With 100 GB of
+    state, Nodus's one A100 80 GB and one H100 (80 GB) cannot; one B200 (180 GB) holds 100 GB, and eight
+    B200s or eight H200s hold 12.5 GB each."""
+    model = "  - {id: house-13b, name: House 13B, parameters: 13000000000, source: a writer's note}\n"
+    record = '  - {model: house-13b, method: lora, gb: 100, sequence_length: 4096, source: "a writer\'s note"}\n'
+    content = make_content(
+        tmp_path, {"models.yaml": lambda t: t + model, "methods.yaml": lambda t: t + record}, families=False
+    )
+    est = run_cli("estimate", "--content", str(content), "--model", "house-13b", "--method", "lora",
+                  "--tokens", "10M", "--provider", "nodus", "--format", "json")  # fmt: skip
+    assert est.exit_code == 0, est.output
+    rows = {r["setup"]: (r["fits"], r["per_gpu_gb"]) for r in json.loads(est.output)}
+    assert rows == {"nodus:b200x1": (True, 100.0), "nodus:b200x8": (True, 12.5), "nodus:h200x8": (True, 12.5)}
+    named = run_cli("estimate", "--content", str(content), "--model", "house-13b", "--method", "lora",
+                    "--tokens", "10M", "--setup", "nodus:h100x1", "--format", "json")  # fmt: skip
+    assert [(r["fits"], r["per_gpu_gb"]) for r in json.loads(named.output)] == [(False, 100.0)]
+    # `memory` breaks a job down by its architecture: without one it says so in a line
+    mem = run_cli("memory", "--content", str(content), "--model", "house-13b", "--method", "lora", "--gpu", "h100")
+    assert mem.exit_code == 1 and "Traceback" not in mem.output
+    assert mem.output == "error: --model: house-13b has no architecture in models.yaml; add one with import-model\n"
+    # with no recorded total for a method either, nothing says what the job needs: every offer is priced
+    unknown = run_cli("estimate", "--content", str(content), "--model", "house-13b", "--method", "qlora",
+                      "--tokens", "10M", "--provider", "nodus", "--format", "json")  # fmt: skip
+    assert unknown.exit_code == 0, unknown.output
+    assert sorted((r["setup"], r["fits"], r["per_gpu_gb"]) for r in json.loads(unknown.output)) == [
+        (f"nodus:{offer}", True, None) for offer in ("a100-80gbx1", "b200x1", "b200x8", "h100x1", "h200x8")
+    ]
+
+
+def test_a_setup_states_the_jobs_whole_state_and_its_gpus_share():
+    """A setup row's training state is the job on one GPU (what a page says the state "takes"), its GB per GPU
+    the job spread over the setup's GPUs; with a recorded total, the state is the record. Both come from the
+    memory model, whose arithmetic the tests above do by hand: this checks which of its figures each is."""
+    from generator.load import load_content
+    from generator.scenarios import memory_need, setup_row
+
+    cat = load_content(CONTENT)
+    model, method = cat.models["llama-3.1-8b"], cat.methods["lora"]
+    (offer,) = [o for o in cat.snapshots["nodus"][-1].offers if o.key == "nodus:b200x8"]
+    row = setup_row(cat, model, method, offer)
+    whole, share = (memory_need(model, method, 180.0, n).per_gpu_gb for n in (1, 8))
+    assert share < whole
+    assert (row["state_gb"], row["per_gpu_gb"]) == (whole, share)
+    recorded = setup_row(cat, cat.models["llama-3.3-70b"], method, offer)
+    assert recorded["state_gb"] == 152  # methods.yaml's memory record
+
+
+def test_estimate_prices_each_provider_at_its_newest_snapshot(tmp_path):
+    """A provider keeps its older snapshots (pages of an article pinned to a date read them); estimate
+    answers at today's prices: Nodus's H100 at $2.40 from a later snapshot, not the first one's $2.60."""
+    first = (CONTENT / "prices/nodus/2026-11-05.yaml").read_text()
+    later = first.replace("checked: 2026-11-05", "checked: 2026-11-20").replace(
+        "{gpu: h100, count: 1, usd_per_hour: 2.60}", "{gpu: h100, count: 1, usd_per_hour: 2.40}"
+    )
+    assert later.count("2.40") == 1 and "2026-11-20" in later
+    content = make_content(tmp_path, {"prices/nodus/2026-11-20.yaml": later})
+    est = run_cli("estimate", "--content", str(content), "--model", "llama-3.3-70b", "--method", "qlora",
+                  "--tokens", "20M", "--provider", "nodus", "--gpu", "h100", "--format", "json")  # fmt: skip
+    assert est.exit_code == 0, est.output
+    assert [(r["setup"], r["usd_per_hour"], r["checked"]) for r in json.loads(est.output)] == [
+        ("nodus:h100x1", 2.40, "2026-11-20")
+    ]
+
+
+def test_memory_text_says_a_sharded_gpu_holds_its_shard_and_one_gpu_holds_it_all():
+    shard = "note: weights, gradients and optimizer state are this GPU's shard; weights add two gathered layers"
+    for count, layout in ((8, "fully sharded, FSDP"), (1, "one GPU")):
+        text = run_cli("memory", "--content", str(CONTENT), "--model", "llama-3.1-8b", "--method", "full",
+                       "--gpu", "h100", "--count", str(count)).output  # fmt: skip
+        assert f"Llama 3.1 8B, full fine-tune, AdamW, {count} × H100 SXM ({layout});" in text
+        assert (shard in text.splitlines()) is (count > 1)

@@ -92,6 +92,22 @@ def test_estimate_ranks_every_fitting_setup():
     assert rows[0]["tokens"] == 1.5e9
 
 
+def test_estimate_ranks_by_the_runs_cost_not_the_hourly_price():
+    """QLoRA of Llama 3.3 70B, 20 M tokens, on Nodus's one-GPU offers: the dearest hour (the B200's) makes the
+    cheapest run, and the cheapest hour (the A100's) the dearest; each cost worked out here from the rule."""
+    ops = 6 * 70_553_706_496 * 20e6
+    cost = {
+        key: (ops / (peak * 1e12 * 0.3 * 3600) + 0.25) * price
+        for key, peak, price in (("b200x1", 2250, 5.50), ("h100x1", 989, 2.60), ("a100-80gbx1", 312, 1.09))
+    }
+    assert [f"{cost[k]:.2f}" for k in ("b200x1", "h100x1", "a100-80gbx1")] == ["20.54", "21.26", "27.66"]
+    result = run_cli("estimate", "--content", str(CONTENT), "--model", "llama-3.3-70b", "--method", "qlora",
+                     "--tokens", "20M", "--provider", "nodus", "--format", "json")  # fmt: skip
+    rows = [(r["setup"], round(r["cost_with_startup"], 2)) for r in json.loads(result.output)]
+    one_gpu = [row for row in rows if row[0].endswith("x1")]
+    assert one_gpu == [(f"nodus:{k}", round(cost[k], 2)) for k in ("b200x1", "h100x1", "a100-80gbx1")]
+
+
 def test_estimate_ranks_only_the_providers_and_gpus_named():
     """`--provider` and `--gpu` narrow the ranking to what a writer is choosing between; without them a user
     read 40 rows to find one provider's."""
@@ -360,6 +376,9 @@ def test_sources_block_lists_every_input(site):
     ]:
         items = [" ".join(li.get_text(" ").split()) for li in site.html(slug).select("section.sources li")]
         assert any(i.startswith(expected) for i in items), expected
+    # a price's date as its snapshot gives it, in the source's own words: read on a day, or imported
+    items = [" ".join(li.get_text(" ").split()) for li in site.html(B).select("section.sources li")]
+    assert "Hourly price, 1 × B200: $5.50 . Nodus: Nodus pricing page (checked 2026‑11‑05)" in items
 
 
 def test_figures_json_entry_is_what_json_dumps_writes(monkeypatch):
