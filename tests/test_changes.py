@@ -209,6 +209,10 @@ def test_a_file_that_is_not_a_figures_json_is_one_line(tmp_path, text, words):
         ('{"prices_checked": "2026-11-29"}', "articles['a'].prices_checked: expected a list of dates"),
         ('{"aliases": "old-name"}', "articles['a'].aliases: expected a list of addresses"),
         ('{"aliases": [3]}', "articles['a'].aliases: expected a list of addresses"),
+        ('{"rests_on": "x"}', "articles['a'].rests_on: expected a list"),
+        ('{"rests_on": [{"claims": ["rank"]}]}', "articles['a'].rests_on[0]: expected an object with lists of texts"),
+        ('{"rests_on": [{"claims": "rank", "figures": []}]}', "articles['a'].rests_on[0]: expected an object with"),
+        ('{"rests_on": [{"claims": ["rank"], "figures": [3]}]}', "articles['a'].rests_on[0]: expected an object with"),
     ],
 )
 def test_an_article_entry_of_another_shape_is_one_line(tmp_path, entry, words):

@@ -191,23 +191,6 @@ def test_a_changed_claim_is_told_with_how_many_of_its_figures_changed(sites):
     assert "\n- a: `#run.*.usd_per_million` (1 changed), `#run.*.cost_with_startup` (1 changed)\n" in md
 
 
-@pytest.mark.parametrize(
-    "rests, words",
-    [
-        ('"x"', "articles['a'].rests_on: expected a list"),
-        ('[{"claims": ["rank"]}]', "articles['a'].rests_on[0]: expected an object with lists of texts"),
-        ('[{"claims": "rank", "figures": []}]', "articles['a'].rests_on[0]: expected an object with lists of texts"),
-        ('[{"claims": ["rank"], "figures": [3]}]', "articles['a'].rests_on[0]: expected an object with lists of texts"),
-    ],
-)
-def test_a_rests_on_of_another_shape_is_one_line(tmp_path, rests, words):
-    bad = tmp_path / "figures.json"
-    bad.write_text('{"articles": {"a": {"claims": [], "rests_on": ' + rests + '}}, "parts": []}')
-    result = run_cli("changes", "--old", str(bad), "--new", str(bad))
-    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    assert f"{bad}: {words}" in result.output, result.output
-
-
 def test_pages_share_a_section_when_as_many_of_their_figures_changed_and_the_section_says_each_names_its_own():
     """A family's pages of two models list their neighbours from their own model's run costs: the same claim moved
     on both with one of its figures changed, so they share a section, whose note names the first page's figures
