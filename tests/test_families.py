@@ -525,6 +525,44 @@ def test_a_listing_of_several_models_opens_with_each_models_cheapest_setup(site)
     assert item.select_one(".headline") is None
 
 
+def test_a_listing_offers_a_model_filter_only_when_it_lists_several_models(site):
+    """One model's listing would offer a "Model" choice with a single entry; several models' listing offers
+    each of its models, by name."""
+    import yaml as _yaml
+
+    def filters(slug):
+        return {sel["data-filter"]: [o.get_text() for o in sel.select("option")]
+                for sel in site.html(slug).select("select[data-filter]")}  # fmt: skip
+
+    assert set(filters(LISTING)) == {"method", "gpu", "provider"}
+    several = filters(OPEN)
+    assert set(several) == {"model", "method", "gpu", "provider"}
+    family = (CONTENT / "families/open-models.md").read_text().split("---")[1]
+    models = {m["id"]: m["name"] for m in _yaml.safe_load((CONTENT / "models.yaml").read_text())["models"]}
+    named = {models[m] for m in _yaml.safe_load(family)["axes"]["models"]}
+    assert several["model"][0] == "All" and {" ".join(o.split()) for o in several["model"][1:]} == named
+
+
+def test_a_listings_sort_choice_says_the_order_its_rows_come_in(site):
+    """On a phone the table has no headings: the "Sort by" choice shown first must be the rows' own order,
+    cheapest per million training tokens first (families.family_rows ranks them so)."""
+    for slug in (LISTING, OPEN):
+        (sort,) = site.html(slug).select("select[data-sort]")
+        chosen = sort.select("option[selected]")
+        assert [(o["value"], o.get_text()) for o in chosen] == [("3:asc", "USD per million tokens, lowest first")]
+        assert [th.get_text(" ", strip=True) for th in site.html(slug).select("table thead th")][3].startswith(
+            "USD per million tokens"
+        )
+    # names sort one way, A to Z; numbers either way
+    choices = [o.get_text() for o in site.html(LISTING).select("select[data-sort] option")]
+    assert choices == [
+        "Setup, A to Z",
+        "Method, A to Z",
+        *(f"{col}, {way} first" for col in ("USD per hour", "USD per million tokens", "Reference run (USD)",
+                                             "GB per GPU") for way in ("lowest", "highest")),
+    ]  # fmt: skip
+
+
 def test_a_listing_says_when_one_setup_or_none_holds_a_models_job(tmp_path):
     """The answer's words follow the counts: one setup that holds the job is "the only" one, and a model that
     no setup holds is said to be so in a listing of several, not priced and not left out."""
