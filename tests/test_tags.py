@@ -66,6 +66,27 @@ def test_tag_pages_are_in_the_sitemap(site):
         assert f"{BASE}tags/{tag}/" in locs
 
 
+def test_a_feed_is_as_new_as_its_newest_entry_and_so_is_the_home_page_in_the_sitemap(site):
+    """A feed reader asks a feed for what changed since its <updated>: it must be the newest entry's date, the
+    site's and each tag's; the sitemap gives the home page that date too."""
+    atom = "{http://www.w3.org/2005/Atom}"
+    feeds = [site.out / "atom.xml", *sorted((site.out / "tags").glob("*/atom.xml"))]
+    assert len(feeds) > 5
+    newest, mixed = {}, 0
+    for path in feeds:
+        root = ET.fromstring(path.read_bytes())
+        entries = [e.find(f"{atom}updated").text for e in root.iter(f"{atom}entry")]
+        assert entries, path
+        newest[path] = max(entries)
+        mixed += len(set(entries)) > 1  # a feed whose entries differ in date: the oldest would not do
+        assert root.find(f"{atom}updated").text == newest[path], path
+    assert mixed >= 2
+    urls = ET.fromstring((site.out / "sitemap.xml").read_bytes())
+    sm = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+    home = next(u for u in urls.iter(f"{sm}url") if u.find(f"{sm}loc").text == BASE)
+    assert home.find(f"{sm}lastmod").text == newest[site.out / "atom.xml"][:10]
+
+
 def test_articles_link_their_tags(site):
     for path in (CONTENT / "articles").glob("*.md"):
         front = _front(path)
