@@ -153,3 +153,22 @@ def test_a_dropped_offer_s_notice_stands_at_the_addresses_earlier_patterns_gave_
     fresh = tmp_path / "fresh"
     assert cli_build(content, fresh).exit_code == 0
     assert read_tree(out) == read_tree(fresh)
+
+
+def test_a_dropped_offer_s_notice_gives_the_last_snapshot_that_listed_it(tmp_path):
+    """AWS lists 8 × H100 on 2026-11-30 and again on 2026-12-02, and drops it on 2026-12-04: the notice says
+    the last prices that held it were those of 2026-12-02, not the first ones."""
+    content = make_content(tmp_path, families=True)
+    between = "2026-12-02"
+    old = (content / "prices" / "aws" / f"{OLD}.yaml").read_text()
+    assert GONE in old
+    (content / "prices" / "aws" / f"{between}.yaml").write_text(old.replace(f"checked: {OLD}", f"checked: {between}"))
+    refresh_without_h100x8(content)
+    out = tmp_path / "site"
+    assert cli_build(content, out).exit_code == 0, "the build"
+    gone = sorted(p for p in out.iterdir() if p.name.endswith("-on-aws-h100x8"))
+    assert len(gone) >= 2
+    for page in gone:
+        text = re.sub(r"<[^>]+>", "", (page / "index.html").read_text().split('<main id="main">')[1])
+        assert f"it is not among the prices imported on {NEW}" in text, page.name
+        assert f"the last prices that held it were imported on {between}" in text, page.name
