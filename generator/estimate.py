@@ -63,7 +63,7 @@ def estimate(
             rows.append({**row, "key": offer.key})
         else:
             short.append(row)
-    job = training_job(cat.models[model], cat.methods[method], 1, **dict(training))  # what the GB per GPU assume
+    job = training_job(cat.models[model], cat.methods[method], 1, **dict(training))
     if not rows:
         raise CostpressError(
             _none_fits(cat, model, method, short, _narrowed(cat, providers, gpus), job if training else None)
@@ -71,9 +71,10 @@ def estimate(
     grid = engine.flop_grid(pd.DataFrame(rows), [tokens], utilization, startup_hours)
     grid["runs"] = runs
     grid["attention_sequence_length"] = attention or 0
-    grid["job"] = [job] * len(grid)
     grid["total"] = engine.trial_budget(grid["cost_with_startup"], runs)
-    return engine.rank(grid, "cost_with_startup")
+    ranked = engine.rank(grid, "cost_with_startup")
+    ranked.attrs["job"] = job  # one job for every row: what the GB per GPU assume
+    return ranked
 
 
 def _known(option: str, what: str, named: list[str] | None, known: dict) -> None:
@@ -147,7 +148,9 @@ COLUMNS = [
 
 def render(frame: pd.DataFrame, form: str) -> str:
     """Table, Markdown or JSON text of an estimate."""
+    job = frame.attrs.get("job")  # the memory model's job (estimate), or None
     if form == "json":
+        settings = {k: getattr(job, k, None) for k in ("sequence_length", "micro_batch", "checkpointing")}
         numbers = [
             "fits",
             "per_gpu_gb",
@@ -170,7 +173,7 @@ def render(frame: pd.DataFrame, form: str) -> str:
                 "gpus": r["setup"],
                 "checked": r["checked"].isoformat(),
                 **{k: r[k] for k in numbers},
-                **{k: getattr(r["job"], k, None) for k in ("sequence_length", "micro_batch", "checkpointing")},
+                **settings,
             }
             for r in frame.to_dict("records")
         ]
@@ -190,7 +193,6 @@ def render(frame: pd.DataFrame, form: str) -> str:
     convention = f"operations: {fmt.number(first['ops_per_param'])} per parameter per token" + (
         f", plus attention over {fmt.number(seq)}-token sequences" if seq else "; attention term not counted"
     )
-    job = first["job"]
     if job is not None:
         convention += f"\nmemory: {_settings(job)}"
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(header)]

@@ -66,21 +66,15 @@ def figures_entry(
     return out
 
 
-_RESTS: dict[int, tuple[dict, str]] = {}
-
-
 def _rests_line(rests_on: dict[str, tuple[str, ...]]) -> str:
-    """An entry's "rests_on" line; remembered per mapping object (a family's pages of one model and method
-    share theirs)."""
-    kept = _RESTS.get(id(rests_on))
-    if kept is not None and kept[0] is rests_on:
-        return kept[1]
-    groups = [{"claims": keys, "figures": figures} for keys, figures in rests_on_groups(rests_on)]
-    line = f'  "rests_on": {_enc(groups)},\n'
-    if len(_RESTS) > 1024:
-        _RESTS.clear()
-    _RESTS[id(rests_on)] = (rests_on, line)
-    return line
+    """An entry's "rests_on" line (a family's pages of one model and method share theirs)."""
+    return _rests_line_of(tuple(rests_on.items()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rests_line_of(items: tuple) -> str:
+    groups = [{"claims": keys, "figures": figures} for keys, figures in rests_on_groups(dict(items))]
+    return f'  "rests_on": {_enc(groups)},\n'
 
 
 def _lines_into(out: list[bytes], items: list, line: Callable) -> None:
